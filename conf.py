@@ -1,0 +1,72 @@
+"""Sphinx configuration of the LLM Infra Atlas: the one place settings live.
+
+Build with ``make html`` (or ``sphinx-build -M html source _build -c .``). Paths here are
+relative to this file's folder, not to ``source/``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "ext"))  # our extensions, importable without an install
+
+# -- Project ------------------------------------------------------------------------------------
+project = "LLM Infra Atlas"
+author = "The LLM Infra Atlas authors"
+copyright = "2026, The LLM Infra Atlas authors"  # noqa: A001
+release = "0.1"
+
+extensions = [
+    "myst_parser",
+    "sphinx_design",
+    "sphinxcontrib.mermaid",
+    "sphinxcontrib.bibtex",
+    "sphinx_copybutton",
+    "atlas",  # ext/atlas: upstream citations, labs, references, offline assets, PDF
+]
+
+root_doc = "index"
+exclude_patterns = ["_build", "**/.ipynb_checkpoints"]
+templates_path: list[str] = []
+# Two builds of the same commit give the same HTML: no build date in the pages.
+html_last_updated_fmt = None
+today_fmt = "%Y"
+
+# -- MyST ---------------------------------------------------------------------------------------
+myst_enable_extensions = ["dollarmath", "colon_fence", "deflist", "attrs_inline", "attrs_block"]
+myst_fence_as_directive = ["mermaid"]
+myst_heading_anchors = 3
+myst_dmath_double_inline = True
+
+# -- HTML ---------------------------------------------------------------------------------------
+html_theme = "furo"
+html_title = "LLM Infra Atlas"
+html_static_path: list[str] = []
+html_theme_options = {
+    "navigation_with_keys": True,
+    "source_edit_link": "",
+}
+html_copy_source = False
+html_show_sourcelink = False
+
+# -- Offline assets (atlas.assets) --------------------------------------------------------------
+# MathJax and mermaid come from npm packages locked in package-lock.json and are copied into
+# the build; the book never loads anything from a CDN.
+atlas_node_modules = str(ROOT / "node_modules")
+mathjax_path = "vendor/mathjax/tex-mml-chtml.js"
+mermaid_output_format = "raw"
+
+# -- References (atlas.refs) --------------------------------------------------------------------
+bibtex_bibfiles = [str(ROOT / "source" / "references.bib")]
+bibtex_default_style = "unsrt"
+bibtex_reference_style = "author_year"
+
+# -- Upstream citations (atlas.upstream) --------------------------------------------------------
+
+# -- Labs (atlas.labs) --------------------------------------------------------------------------
+
+# -- Link checking (atlas.refs.linkcheck) -------------------------------------------------------
+
+# -- LaTeX / PDF (atlas.latex) ------------------------------------------------------------------

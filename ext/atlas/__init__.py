@@ -1,0 +1,34 @@
+"""The LLM Infra Atlas Sphinx extensions.
+
+One feature per subpackage, each with its own ``setup(app)`` (in the manner of sphinx-design):
+
+- ``atlas.assets``: MathJax and mermaid served from the build, never a CDN.
+- ``atlas.upstream``: the ``upstream`` directive and role, the registry of upstreams, git
+  object reads, the snippet cache, the lock and drift tools.
+- ``atlas.labs``: the ``lab`` directive, its forked runner, the result cache, the labs page.
+- ``atlas.labkit``: helpers that labs import (never imported by Sphinx itself).
+- ``atlas.refs``: bibliography checks and link checking.
+- ``atlas.latex``: the offline PDF.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sphinx.application import Sphinx
+
+__version__ = "0.1.0"
+
+FEATURES = (
+    "atlas.assets",
+    "atlas.upstream",
+    "atlas.labs",
+    "atlas.refs",
+    "atlas.latex",
+)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    for feature in FEATURES:
+        app.setup_extension(feature)
+    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,115 @@
+"""Offline JavaScript assets: MathJax and mermaid served from the build, never from a CDN.
+
+Both come from npm packages whose versions ``package-lock.json`` locks; ``make html`` runs
+``npm ci``. At the end of an HTML build the few files the pages need are copied from
+``node_modules`` into ``_static/vendor/``.
+
+sphinxcontrib-mermaid loads mermaid as an ES module (from a CDN, or locally with
+``mermaid_use_local``); Chromium refuses ES-module imports on ``file://``, so a book opened from
+disk would show diagrams as text. We replace its page hook with the classic build
+(``mermaid.min.js``, which sets ``window.mermaid``) and a small renderer of our own.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.errors import ConfigError
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+STATIC = Path(__file__).parent / "static"
+VENDOR = "vendor"
+
+# (package-relative source, destination under _static/vendor). Folders are copied whole.
+MERMAID_FILES = (("mermaid/dist/mermaid.min.js", "mermaid/mermaid.min.js"),)
+MATHJAX_FILES = (
+    ("mathjax/es5/tex-mml-chtml.js", "mathjax/tex-mml-chtml.js"),
+    ("mathjax/es5/output", "mathjax/output"),
+    ("mathjax/es5/input", "mathjax/input"),
+    ("mathjax/es5/a11y", "mathjax/a11y"),
+    ("mathjax/es5/ui", "mathjax/ui"),
+    ("mathjax/es5/sre", "mathjax/sre"),
+)
+
+
+def _node_modules(config: Config) -> Path:
+    return Path(config.atlas_node_modules)
+
+
+def _check_assets(app: Sphinx, config: Config) -> None:
+    """Fail early, in one line, when ``npm ci`` has not been run."""
+    if app.builder is not None and app.builder.format != "html":
+        return
+    root = _node_modules(config)
+    missing = [src for src, _ in MERMAID_FILES + MATHJAX_FILES if not (root / src).exists()]
+    if missing:
+        raise ConfigError(
+            f"offline assets missing from {root}: {', '.join(missing)}. "
+            "Fix: run `npm ci` in the repository root (`make html` does it for you)."
+        )
+
+
+def _config_inited(app: Sphinx, config: Config) -> None:
+    config.html_static_path = [*config.html_static_path, str(STATIC)]
+
+
+def _builder_inited(app: Sphinx) -> None:
+    if app.builder.format != "html":
+        return
+    _check_assets(app, app.config)
+    # Replace sphinxcontrib-mermaid's ES-module loader (CDN or module import) with ours.
+    for listener in list(app.events.listeners.get("html-page-context", [])):
+        handler = listener.handler
+        if getattr(handler, "__module__", "") == "sphinxcontrib.mermaid":
+            app.disconnect(listener.id)
+
+
+def _page_context(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: nodes.document | None
+) -> None:
+    if doctree is None or app.builder.format != "html":
+        return
+    from sphinxcontrib.mermaid import mermaid as mermaid_node
+
+    if doctree.next_node(mermaid_node) is not None:
+        app.add_js_file(f"{VENDOR}/mermaid/mermaid.min.js", priority=400)
+        app.add_js_file("atlas-mermaid.js", priority=401)
+
+
+def _copy_if_changed(src: Path, dst: Path) -> None:
+    if src.is_dir():
+        for child in src.rglob("*"):
+            if child.is_file():
+                _copy_if_changed(child, dst / child.relative_to(src))
+        return
+    if dst.exists():
+        s, d = src.stat(), dst.stat()
+        if s.st_size == d.st_size and int(s.st_mtime) == int(d.st_mtime):
+            return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dst)
+
+
+def _build_finished(app: Sphinx, exception: BaseException | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    root = _node_modules(app.config)
+    target = Path(app.outdir) / "_static" / VENDOR
+    for src, dst in MERMAID_FILES + MATHJAX_FILES:
+        _copy_if_changed(root / src, target / dst)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_config_value("atlas_node_modules", "node_modules", "env", types=[str])
+    app.connect("config-inited", _config_inited)
+    app.connect("builder-inited", _builder_inited)
+    app.connect("html-page-context", _page_context)
+    app.connect("build-finished", _build_finished)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,1 @@
+"""Helpers that labs import: multi-rank runs on gloo, reference implementations."""

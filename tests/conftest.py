@@ -1,0 +1,26 @@
+"""Shared fixtures: fixture books under tests/roots built with the book's own conf.py."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+ROOTS = Path(__file__).resolve().parent / "roots"
+
+# Fixture books' conf.py load the real conf.py through this variable, so that a fixture book is
+# built with exactly the settings of the real one (see tests/roots/*/conf.py).
+os.environ.setdefault("ATLAS_BOOK_CONF", str(REPO / "conf.py"))
+
+
+@pytest.fixture(scope="session")
+def rootdir() -> Path:
+    """Where sphinx.testing finds ``test-NAME`` fixture books."""
+    return ROOTS
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO
