@@ -1,0 +1,270 @@
+"""Run a function on N gloo ranks forked from the current, already warm, process.
+
+Why forked and not spawned: a spawned rank pays an interpreter start and ``import torch``
+(about 1.5 s each); a forked one inherits both, so a 4-rank lab costs its own work plus the
+process group set-up. Why a FileStore in a fresh temporary folder: it needs no port, so two labs
+running at the same time (``sphinx-build -j 2``) can never rendezvous with each other.
+
+Every rank is killed when the caller dies (``PR_SET_PDEATHSIG``) or when ``timeout`` passes, so a
+rank stuck in a collective never outlives its lab.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import pickle
+import random
+import selectors
+import shutil
+import signal
+import struct
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+__all__ = ["RankCrashed", "RankError", "RankTimeout", "run_ranks"]
+
+_HEADER = struct.Struct("!?dQ")  # ok flag, CLOCK_MONOTONIC when it finished, payload length
+_GRACE = 0.5  # after a failure, how long to wait for an earlier one from another rank
+_PR_SET_PDEATHSIG = 1
+
+
+class RankError(RuntimeError):
+    """A rank raised: the message names the rank and carries its remote traceback."""
+
+    def __init__(
+        self, message: str, rank: int, remote_traceback: str = "", finished_at: float = 0.0
+    ) -> None:
+        super().__init__(message)
+        self.rank = rank
+        self.remote_traceback = remote_traceback
+        self.finished_at = finished_at or time.monotonic()
+
+
+class RankCrashed(RankError):
+    """A rank died without reporting (segfault, ``os._exit``, killed for memory)."""
+
+
+class RankTimeout(RankError):
+    """Some ranks had not finished when the timeout passed; all ranks were killed."""
+
+
+def run_ranks(
+    fn: Callable[..., Any], world_size: int, *args: Any, timeout: float = 60.0, seed: int = 0
+) -> list[Any]:
+    """Run ``fn(rank, world_size, *args)`` on ``world_size`` forked ranks; return results by rank.
+
+    Each rank has a real gloo process group on loopback (``torch.distributed`` is initialised
+    before ``fn`` and destroyed after it), one torch thread, and ``torch``, ``random`` and
+    ``numpy`` seeded with ``seed + rank``. ``fn`` and ``args`` are inherited through fork, so
+    they need not be picklable; return values travel back pickled. The first failing rank is
+    raised as :class:`RankError` (its traceback in the message) and the others are killed;
+    :class:`RankTimeout` if ranks are still running after ``timeout`` seconds.
+    """
+    if not isinstance(world_size, int) or isinstance(world_size, bool) or world_size < 1:
+        raise ValueError(f"run_ranks: world_size must be a positive int, got {world_size!r}")
+    if timeout <= 0:
+        raise ValueError(f"run_ranks: timeout must be positive, got {timeout!r}")
+    rendezvous = tempfile.mkdtemp(prefix="atlas-ranks-")
+    store_path = os.path.join(rendezvous, "store")
+    children: dict[int, int] = {}  # rank -> pid
+    pipes: dict[int, int] = {}  # read fd -> rank
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for rank in range(world_size):
+            read_fd, write_fd = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the rank; never returns
+                os.close(read_fd)
+                _rank_main(fn, rank, world_size, args, store_path, timeout, seed, write_fd)
+            os.close(write_fd)
+            children[rank] = pid
+            pipes[read_fd] = rank
+        return _collect(children, pipes, world_size, timeout)
+    finally:
+        for read_fd in pipes:
+            os.close(read_fd)
+        _kill_and_reap(children.values())
+        shutil.rmtree(rendezvous, ignore_errors=True)
+
+
+def _rank_main(
+    fn: Callable[..., Any],
+    rank: int,
+    world_size: int,
+    args: tuple[Any, ...],
+    store_path: str,
+    timeout: float,
+    seed: int,
+    write_fd: int,
+) -> None:
+    """Body of a forked rank: set up, run ``fn``, send the pickled outcome, ``os._exit``."""
+    code, failed_at = 0, 0.0
+    try:
+        _die_with_parent()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+        import torch
+        import torch.distributed as dist
+
+        _seed_everything(seed + rank)
+        torch.set_num_threads(1)
+        store = dist.FileStore(store_path, world_size)
+        dist.init_process_group(
+            "gloo",
+            store=store,
+            rank=rank,
+            world_size=world_size,
+            timeout=timedelta(seconds=timeout),
+        )
+        try:
+            result = fn(rank, world_size, *args)
+        except BaseException:
+            failed_at = time.monotonic()  # before destroy, which makes the peers fail too
+            raise
+        finally:
+            dist.destroy_process_group()
+        payload, ok = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL), True
+    except BaseException as exc:  # noqa: BLE001 - everything is reported to the parent
+        text = "".join(traceback.format_exception(exc))
+        payload, ok = pickle.dumps(text), False
+        code = 1
+    try:
+        _write_all(
+            write_fd, _HEADER.pack(ok, failed_at or time.monotonic(), len(payload)) + payload
+        )
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001 - the parent will report the missing result
+        code = 2
+    finally:
+        os._exit(code)
+
+
+def _seed_everything(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    torch.manual_seed(seed)
+    try:
+        import numpy
+    except ImportError:
+        return
+    numpy.random.seed(seed)
+
+
+def _die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this rank when its parent dies (Linux only, best effort)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.close(fd)
+
+
+def _collect(
+    children: dict[int, int], pipes: dict[int, int], world_size: int, timeout: float
+) -> list[Any]:
+    """Read every rank's outcome until all are in, one fails, or the deadline passes."""
+    deadline = time.monotonic() + timeout
+    buffers: dict[int, bytearray] = {rank: bytearray() for rank in range(world_size)}
+    results: dict[int, Any] = {}
+    failures: list[RankError] = []
+    first_failure_seen = 0.0
+    selector = selectors.DefaultSelector()
+    for read_fd in pipes:
+        selector.register(read_fd, selectors.EVENT_READ)
+    try:
+        while len(results) + len(failures) < world_size:
+            left = deadline - time.monotonic()
+            if failures and left > 0:
+                # One rank failed; its peers usually fail next inside a collective. Give them a
+                # moment, then report the rank that failed first: that is the cause.
+                deadline = min(deadline, first_failure_seen + _GRACE)
+                left = deadline - time.monotonic()
+            if left <= 0 and failures:
+                break
+            if left <= 0:
+                missing = sorted(set(range(world_size)) - set(results))
+                raise RankTimeout(
+                    f"run_ranks: rank(s) {missing} of {world_size} still running after "
+                    f"{timeout:g} s; all ranks were killed",
+                    rank=missing[0],
+                )
+            for key, _ in selector.select(timeout=min(left, 0.5)):
+                rank = pipes[key.fd]
+                chunk = os.read(key.fd, 1 << 20)
+                if chunk:
+                    buffers[rank] += chunk
+                    continue
+                selector.unregister(key.fd)
+                try:
+                    results[rank] = _decode(rank, world_size, buffers[rank], children[rank])
+                except RankError as error:
+                    first_failure_seen = first_failure_seen or time.monotonic()
+                    failures.append(error)
+    finally:
+        selector.close()
+    if failures:
+        raise min(failures, key=lambda failure: failure.finished_at)
+    return [results[rank] for rank in range(world_size)]
+
+
+def _decode(rank: int, world_size: int, data: bytearray, pid: int) -> Any:
+    """Turn what a rank wrote before closing its pipe into its result or the right error."""
+    if len(data) >= _HEADER.size:
+        ok, finished_at, length = _HEADER.unpack_from(data)
+        if len(data) == _HEADER.size + length:
+            value = pickle.loads(bytes(data[_HEADER.size :]))
+            if ok:
+                return value
+            error = RankError(
+                f"run_ranks: rank {rank} of {world_size} raised:\n{value}",
+                rank=rank,
+                remote_traceback=value,
+                finished_at=finished_at,
+            )
+            raise error
+    status = _wait_status(pid)
+    raise RankCrashed(
+        f"run_ranks: rank {rank} of {world_size} died without a result ({status})", rank=rank
+    )
+
+
+def _wait_status(pid: int) -> str:
+    """How a rank ended, in words (waits at most a second for it to exit)."""
+    for _ in range(100):
+        # WNOWAIT: look without reaping, so that _kill_and_reap never signals a recycled pid.
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        if info is not None and info.si_pid:
+            if info.si_code in (os.CLD_KILLED, os.CLD_DUMPED):
+                return f"killed by signal {info.si_status} ({signal.Signals(info.si_status).name})"
+            return f"exit status {info.si_status}"
+        time.sleep(0.01)
+    return "still running"
+
+
+def _kill_and_reap(pids: Any) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    for pid in pids:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
