@@ -1,0 +1,198 @@
+"""The registry of upstreams, read from git itself: ``.gitmodules`` plus the gitlinks.
+
+Nothing repeats a URL or a pin: ``.gitmodules`` gives the URL, the gitlink in the book's index
+gives the pinned commit. Both are readable in a clone whose submodules were never initialised,
+so permalinks work everywhere (CI included).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import quote
+
+# Environment variable that points at a folder of extra object stores (NAME.git or NAME), first
+# in the search order: fixture books in tests point it at their own fixture repositories.
+UPSTREAMS_ROOT_ENV = "ATLAS_UPSTREAMS_ROOT"
+LINK_ONLY_KEY = "atlas-link-only-pin"
+_GITHUB = re.compile(
+    r"^(?:https?://|ssh://git@|git@)github\.com[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$"
+)
+
+
+def git_env() -> dict[str, str]:
+    """Environment for our own git processes: never prompt, never touch the user's pager."""
+    env = dict(os.environ)
+    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"})
+    return env
+
+
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-C", str(cwd), *args],
+        capture_output=True,
+        text=True,
+        env=git_env(),
+        check=False,
+    )
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """One upstream: its submodule name, path, URL and pin."""
+
+    name: str
+    path: str
+    url: str
+    pin: str | None
+    link_only_pin: str | None = None
+
+    @property
+    def github_slug(self) -> str | None:
+        """``OWNER/REPO`` when the URL is on github.com, else None."""
+        match = _GITHUB.match(self.url.strip())
+        return f"{match.group(1)}/{match.group(2)}" if match else None
+
+    @property
+    def web_url(self) -> str:
+        """The repository's web address (GitHub when possible), without a trailing ``.git``."""
+        slug = self.github_slug
+        if slug:
+            return f"https://github.com/{slug}"
+        url = self.url.rstrip("/")
+        return url[:-4] if url.endswith(".git") else url
+
+    def permalink(self, commit: str, path: str, lines: tuple[int, int] | None = None) -> str:
+        """``https://github.com/OWNER/REPO/blob/FULLSHA/path#L10-L40`` (``#L10`` for one line)."""
+        url = f"{self.web_url}/blob/{commit}/{quote(path, safe='/')}"
+        if lines:
+            start, end = lines
+            url += f"#L{start}" if start == end else f"#L{start}-L{end}"
+        return url
+
+
+def _gitmodules(book_root: Path) -> dict[str, dict[str, str]]:
+    """``submodule.NAME.KEY = VALUE`` entries of .gitmodules, read by git itself."""
+    if not (book_root / ".gitmodules").is_file():
+        return {}
+    proc = _git(book_root, "config", "-f", ".gitmodules", "-z", "--list")
+    if proc.returncode != 0:
+        raise ValueError(
+            f"{book_root / '.gitmodules'} cannot be read by git: {proc.stderr.strip()}"
+        )
+    found: dict[str, dict[str, str]] = {}
+    for item in proc.stdout.split("\0"):
+        if not item:
+            continue
+        key, _, value = item.partition("\n")
+        if not key.startswith("submodule."):
+            continue
+        name, _, field = key[len("submodule.") :].rpartition(".")
+        found.setdefault(name, {})[field] = value
+    return found
+
+
+def _gitlinks(book_root: Path) -> dict[str, str]:
+    """Path -> full SHA of every gitlink (mode 160000) in the book's index."""
+    proc = _git(book_root, "ls-files", "--stage", "-z")
+    if proc.returncode != 0:
+        return {}
+    links: dict[str, str] = {}
+    for item in proc.stdout.split("\0"):
+        meta, _, path = item.partition("\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[0] == "160000":
+            links[path] = parts[1]
+    return links
+
+
+def load_registry(book_root: Path) -> dict[str, Upstream]:
+    """Every upstream registered in the book's .gitmodules, with its pin from the gitlink."""
+    book_root = Path(book_root)
+    links = _gitlinks(book_root)
+    registry: dict[str, Upstream] = {}
+    for name, fields in _gitmodules(book_root).items():
+        path = fields.get("path", name)
+        registry[name] = Upstream(
+            name=name,
+            path=path,
+            url=fields.get("url", ""),
+            pin=links.get(path),
+            link_only_pin=fields.get(LINK_ONLY_KEY.lower()) or fields.get(LINK_ONLY_KEY),
+        )
+    return registry
+
+
+@lru_cache(maxsize=64)
+def git_common_dir(book_root: Path) -> Path | None:
+    """The book repository's common git dir (shared by worktrees), or None outside git."""
+    proc = _git(book_root, "rev-parse", "--git-common-dir")
+    if proc.returncode != 0:
+        return None
+    path = Path(proc.stdout.strip())
+    return (path if path.is_absolute() else book_root / path).resolve()
+
+
+def _is_git_dir(path: Path) -> bool:
+    return (path / "objects").is_dir() and (path / "HEAD").is_file()
+
+
+def _submodule_git_dir(book_root: Path, upstream: Upstream) -> Path | None:
+    """The git dir of an initialised submodule (its .git file or folder), never the book's."""
+    dotgit = book_root / upstream.path / ".git"
+    if dotgit.is_dir() and _is_git_dir(dotgit):
+        return dotgit.resolve()
+    if dotgit.is_file():
+        text = dotgit.read_text(encoding="utf-8", errors="replace").strip()
+        if text.startswith("gitdir:"):
+            target = Path(text[len("gitdir:") :].strip())
+            target = target if target.is_absolute() else dotgit.parent / target
+            if _is_git_dir(target):
+                return target.resolve()
+    return None
+
+
+def store_candidates(
+    book_root: Path, upstream: Upstream, stores_root: Path | None = None
+) -> list[Path]:
+    """Where an upstream's objects may live, in search order (for messages and tools)."""
+    book_root = Path(book_root)
+    found: list[Path] = []
+    extra = stores_root or (
+        Path(os.environ[UPSTREAMS_ROOT_ENV]) if os.environ.get(UPSTREAMS_ROOT_ENV) else None
+    )
+    if extra is not None:
+        found += [Path(extra) / f"{upstream.name}.git", Path(extra) / upstream.name]
+    found.append(book_root / upstream.path / ".git")
+    common = git_common_dir(book_root)
+    if common is not None:
+        found.append(common / "modules" / upstream.name)
+        found.append(common / "atlas-upstreams" / f"{upstream.name}.git")
+    return found
+
+
+def object_store(
+    book_root: Path, upstream: Upstream, stores_root: Path | None = None
+) -> Path | None:
+    """The git dir holding the upstream's objects, first found of (None when absent):
+
+    ``stores_root`` (or $ATLAS_UPSTREAMS_ROOT) / NAME.git or NAME; the initialised submodule;
+    ``<common-dir>/modules/NAME``; ``<common-dir>/atlas-upstreams/NAME.git`` (made by
+    ``make upstreams``).
+    """
+    book_root = Path(book_root)
+    for candidate in store_candidates(book_root, upstream, stores_root):
+        if candidate.name == ".git" and candidate.parent == book_root / upstream.path:
+            sub = _submodule_git_dir(book_root, upstream)
+            if sub is not None:
+                return sub
+            continue
+        if _is_git_dir(candidate):
+            return candidate.resolve()
+        if _is_git_dir(candidate / ".git"):  # a non-bare repository given by stores_root
+            return (candidate / ".git").resolve()
+    return None
