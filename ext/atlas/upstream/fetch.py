@@ -1,0 +1,718 @@
+"""``python -m atlas.upstream fetch``: make every object the book cites local, and nothing more.
+
+Each pinned upstream gets a bare partial clone at ``<git-common-dir>/atlas-upstreams/NAME.git``
+holding the cited commits and their trees only (``--depth=1 --filter=blob:none``: no history,
+no blobs), then the cited blobs, fetched by id in one batch per upstream. A second run finds
+everything present and transfers nothing. A clone is built in a temporary folder and renamed
+into place, so an interrupted first run leaves nothing half-made; an interrupted later fetch
+leaves git's own atomic packs, and the next run completes them.
+
+This is the only code that transfers objects: reads during a build never fetch (gitstore).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from atlas.upstream.gitstore import FULL_SHA, HEX, GitStore, MissingObject, UnsafePath
+from atlas.upstream.registry import Upstream, git_common_dir, git_env, load_registry, object_store
+
+STORES_DIR = "atlas-upstreams"
+COMMIT_REF = "refs/atlas/commits/"  # keeps every fetched commit reachable (gc never drops it)
+# How long a transfer may stall before git gives up (seconds); short with --if-needed.
+STALL_S = 20
+QUICK_S = 5
+SILENT_S = 30  # a fetch silent this long (connecting, say) is given up
+PROGRESS = re.compile(
+    r"(?P<phase>[A-Z][A-Za-z ]+):\s+(?P<pct>\d+)% \((?P<done>\d+)/(?P<total>\d+)\)"
+)
+
+
+class FetchError(RuntimeError):
+    """A transfer failed; the message is one line naming the upstream and the cause."""
+
+
+# -- what the book needs ------------------------------------------------------------------------
+@dataclass
+class Needs:
+    """What one upstream must provide: commits (full SHA) and, per commit, the cited paths."""
+
+    upstream: Upstream
+    paths: dict[str, set[str]] = field(default_factory=dict)  # commit -> paths
+    unresolved: dict[str, str] = field(default_factory=dict)  # rev -> why it cannot be fetched
+    refs: dict[str, set[str]] = field(default_factory=dict)  # tag -> paths, fetched first
+
+    def add(self, commit: str, path: str | None = None) -> None:
+        paths = self.paths.setdefault(commit, set())
+        if path:
+            paths.add(path)
+
+
+def lock_revs(book_root: Path) -> dict[str, set[str]]:
+    """Full commit SHAs the lock file knows, per upstream (to expand short revs offline)."""
+    try:
+        from atlas.upstream.lock import load_lock
+    except ImportError:  # pragma: no cover - lock.py is part of the same package
+        return {}
+    try:
+        data = load_lock(book_root)
+    except (OSError, ValueError):
+        return {}
+    found: dict[str, set[str]] = {}
+    for key in data:
+        match = re.match(r"^([A-Za-z0-9][\w.-]*)@([0-9a-f]{40}) ", str(key))
+        if match:
+            found.setdefault(match.group(1), set()).add(match.group(2))
+    return found
+
+
+def collect_needs(
+    book_root: Path, registry: dict[str, Upstream], names: Iterable[str] | None = None
+) -> dict[str, Needs]:
+    """Per pinned upstream, the commits and paths the book's citations read."""
+    from atlas.upstream.citations import scan_book
+
+    wanted = set(names) if names else None
+    needs = {
+        name: Needs(up)
+        for name, up in registry.items()
+        if up.pin and (wanted is None or name in wanted)
+    }
+    for need in needs.values():
+        need.add(need.upstream.pin or "")
+    known = lock_revs(book_root)
+    stores: dict[str, GitStore | None] = {}
+    try:
+        for site in scan_book(book_root):
+            if site.spec is None:
+                continue  # the build reports a citation that does not parse
+            need = needs.get(site.spec.name)
+            if need is None:
+                continue
+            rev = site.spec.rev
+            commit = need.upstream.pin if rev is None else None
+            if commit is None and rev is not None:
+                commit = _expand_rev(book_root, need, rev, known, stores)
+            if commit:
+                need.add(commit, site.spec.path)
+            elif rev in need.refs:
+                need.refs[rev].add(site.spec.path)
+    finally:
+        for store in stores.values():
+            if store is not None:
+                store.close()
+    return needs
+
+
+def _expand_rev(
+    book_root: Path,
+    need: Needs,
+    rev: str,
+    known: dict[str, set[str]],
+    stores: dict[str, GitStore | None],
+) -> str | None:
+    """The full SHA of an explicit rev, from the store, the pin or the lock; a tag to fetch
+    otherwise (None), or a note in need.unresolved for a short SHA nothing can expand."""
+    up = need.upstream
+    low = rev.lower()
+    if FULL_SHA.match(low):
+        return low
+    hexlike = bool(HEX.match(low))
+    if hexlike and up.pin and up.pin.startswith(low):
+        return up.pin
+    if up.name not in stores:
+        git_dir = object_store(book_root, up)
+        stores[up.name] = GitStore(git_dir) if git_dir else None
+    store = stores[up.name]
+    if store is not None:
+        try:
+            found = store.resolve(rev)
+        except (LookupError, UnsafePath):
+            found = None
+        if found:
+            return found
+    if hexlike:
+        matches = sorted(sha for sha in known.get(up.name, ()) if sha.startswith(low))
+        if len(matches) == 1:
+            return matches[0]
+        if not re.fullmatch(r"[0-9a-f]{7,39}", low):
+            need.refs.setdefault(rev, set())  # all-hex but not a SHA length: may be a tag
+            return None
+        need.unresolved[rev] = (
+            f"{up.name}@{rev} is a short SHA that is not in the store or upstreams.lock; "
+            "a remote can only be asked for a full SHA: write the full 40-digit SHA"
+        )
+        return None
+    need.refs.setdefault(rev, set())
+    return None
+
+
+# -- the store ----------------------------------------------------------------------------------
+def store_dir(book_root: Path, name: str) -> Path:
+    common = git_common_dir(Path(book_root).resolve())
+    if common is None:
+        raise FetchError(f"{book_root} is not inside a git repository; clone the book with git")
+    return common / STORES_DIR / f"{name}.git"
+
+
+def _env(quick: bool) -> dict[str, str]:
+    env = git_env()
+    env["GIT_NO_LAZY_FETCH"] = "1"  # our reads never fetch behind our back
+    env["GIT_HTTP_LOW_SPEED_LIMIT"] = "1000"
+    env["GIT_HTTP_LOW_SPEED_TIME"] = str(QUICK_S if quick else STALL_S)
+    env.setdefault(
+        "GIT_SSH_COMMAND", f"ssh -o ConnectTimeout={QUICK_S if quick else 15} -o BatchMode=yes"
+    )
+    return env
+
+
+def git(
+    git_dir: Path,
+    *args: str,
+    quick: bool = False,
+    stdin: str | None = None,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run git on a store (never a pager, never a prompt, never a lazy fetch)."""
+    return subprocess.run(
+        ["git", f"--git-dir={git_dir}", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=_env(quick),
+        timeout=timeout,
+        check=False,
+    )
+
+
+def pack_bytes(git_dir: Path) -> tuple[int, int]:
+    """(bytes, objects) held by a store: its packs plus loose objects."""
+    objects = git_dir / "objects"
+    size = count = 0
+    for pack in (objects / "pack").glob("*.pack"):
+        size += pack.stat().st_size
+    for idx in (objects / "pack").glob("*.idx"):
+        count += _idx_count(idx)
+    for sub in objects.glob("[0-9a-f][0-9a-f]"):
+        for loose in sub.iterdir():
+            size += loose.stat().st_size
+            count += 1
+    return size, count
+
+
+def _idx_count(idx: Path) -> int:
+    """Object count of a pack index (v2: the last fan-out entry)."""
+    with idx.open("rb") as fh:
+        head = fh.read(8 + 256 * 4)
+    if head[:4] == b"\xfftOc":
+        return int.from_bytes(head[8 + 255 * 4 : 8 + 256 * 4], "big")
+    return int.from_bytes(head[255 * 4 : 256 * 4], "big")
+
+
+def _is_store(path: Path) -> bool:
+    return (path / "objects").is_dir() and (path / "HEAD").is_file() and (path / "config").is_file()
+
+
+def create_store(target: Path, url: str) -> Path:
+    """A fresh bare partial-clone store, made aside and renamed into place (atomic)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    proc = subprocess.run(
+        ["git", "init", "--bare", "--quiet", str(tmp)],
+        capture_output=True,
+        text=True,
+        env=git_env(),
+    )
+    if proc.returncode != 0:
+        raise FetchError(f"cannot create {tmp}: {proc.stderr.strip()}")
+    for key, value in (
+        ("core.repositoryformatversion", "1"),
+        ("extensions.partialClone", "origin"),
+        ("remote.origin.url", url),
+        ("remote.origin.promisor", "true"),
+        ("remote.origin.partialclonefilter", "blob:none"),
+        ("gc.auto", "0"),
+        ("maintenance.auto", "false"),
+        ("fetch.writeCommitGraph", "false"),
+    ):
+        git(tmp, "config", key, value)
+    os.replace(tmp, target)
+    return target
+
+
+def ensure_store(book_root: Path, upstream: Upstream) -> tuple[Path, bool]:
+    """(git dir, ours) where the upstream's objects go: an existing store (an initialised
+    submodule, say) is used as is; else ours, made or repaired under the common dir."""
+    found = object_store(book_root, upstream)
+    ours = store_dir(book_root, upstream.name)
+    if found is not None and found != ours.resolve():
+        return found, False
+    for stale in ours.parent.glob(f"{ours.name}.tmp-*"):  # left by an interrupted run
+        shutil.rmtree(stale, ignore_errors=True)
+    if ours.exists() and not (
+        _is_store(ours) and git(ours, "config", "remote.origin.url").stdout.strip()
+    ):
+        shutil.rmtree(ours, ignore_errors=True)  # half-made by a run older than this code
+    if not ours.exists():
+        create_store(ours, upstream.url)
+    elif git(ours, "config", "remote.origin.url").stdout.strip() != upstream.url:
+        git(ours, "config", "remote.origin.url", upstream.url)  # .gitmodules moved the URL
+    return ours, True
+
+
+# -- progress -----------------------------------------------------------------------------------
+class Progress:
+    """One plain-text progress bar per upstream on stderr (redrawn in place on a terminal)."""
+
+    def __init__(self, name: str, width: int, stream=None) -> None:  # type: ignore[no-untyped-def]
+        self.name, self.width = name, width
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._last = ""
+
+    def show(self, phase: str, done: int, total: int) -> None:
+        if not self.tty:
+            return
+        pct = 100 * done // total if total else 100
+        bar = "#" * (pct * 24 // 100)
+        line = f"{self.name:<{self.width}} [{bar:<24}] {pct:3d}% {phase} {done}/{total}"
+        if line != self._last:
+            self.stream.write("\r" + line.ljust(78)[:100])
+            self.stream.flush()
+            self._last = line
+
+    def done(self, message: str) -> None:
+        prefix = "\r" if self.tty and self._last else ""
+        self.stream.write(
+            f"{prefix}{self.name:<{self.width}} {message}".ljust(78 if self.tty else 0) + "\n"
+        )
+        self.stream.flush()
+        self._last = ""
+
+
+def run_fetch(
+    git_dir: Path,
+    args: list[str],
+    stdin: str | None,
+    phase: str,
+    progress: Progress | None,
+    quick: bool,
+) -> None:
+    """``git fetch --progress ARGS``, relaying git's progress to our bar; FetchError on failure."""
+    # noop negotiation, as git's own lazy fetch does: advertising the commits we hold would
+    # make the server assume we hold their blobs too, and send nothing.
+    cmd = ["git", f"--git-dir={git_dir}", "-c", "fetch.negotiationAlgorithm=noop", "fetch"]
+    cmd += ["--progress", "--no-tags", *args]
+    env = _env(quick)
+    proc = subprocess.Popen(
+        cmd,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    if stdin is not None:
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(stdin.encode())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+    assert proc.stderr is not None
+    said: list[str] = []
+    last = [time.monotonic()]
+
+    def watchdog() -> None:
+        """Kill a fetch that has said nothing for too long (no network, a dead server)."""
+        silent = QUICK_S * 2 if quick else SILENT_S
+        while proc.poll() is None:
+            if time.monotonic() - last[0] > silent:
+                said.append(f"fatal: the remote did not answer in {silent} s")
+                proc.kill()
+                return
+            time.sleep(0.1)
+
+    dog = threading.Thread(target=watchdog, daemon=True)
+    dog.start()
+    buf = b""
+    while True:
+        chunk = proc.stderr.read1(4096)
+        if not chunk:
+            break
+        last[0] = time.monotonic()
+        buf += chunk
+        *parts, buf = re.split(rb"[\r\n]", buf)
+        for part in parts:
+            text = part.decode("utf-8", "replace").strip()
+            match = PROGRESS.search(text)
+            if match and progress is not None:
+                total = int(match["total"])
+                progress.show(f"{phase}: {match['phase'].lower()}", int(match["done"]), total)
+            elif text and not match:
+                said.append(text)
+    rc = proc.wait()
+    dog.join()
+    if rc != 0:
+        raise FetchError(_reason(said))
+
+
+def _reason(said: list[str]) -> str:
+    """The line of git's output that says why a fetch failed."""
+    for line in reversed(said):
+        if line.startswith(("fatal:", "error:")):
+            return line.split(":", 1)[1].strip()
+    return said[-1] if said else "git fetch failed"
+
+
+# -- the fetch of one upstream ------------------------------------------------------------------
+@dataclass
+class Result:
+    """What fetching one upstream did."""
+
+    name: str
+    store: str = ""
+    commits: int = 0
+    blobs: int = 0
+    objects: int = 0
+    bytes: int = 0
+    missing_before: int = 0
+    absent_paths: list[str] = field(default_factory=list)  # cited paths not in their commit
+    unavailable: list[str] = field(default_factory=list)  # blob ids the remote would not send
+    error: str | None = None
+
+
+def missing_commits(git_dir: Path, commits: Iterable[str]) -> list[str]:
+    """Commits (full SHAs) whose commit object or trees are not all present."""
+    out = []
+    for commit in sorted(set(commits)):
+        proc = git(
+            git_dir,
+            "rev-list",
+            "--objects",
+            "--no-walk",
+            "--filter=blob:none",
+            "--missing=print",
+            commit,
+            "--",
+        )
+        if proc.returncode != 0 or any(line.startswith("?") for line in proc.stdout.splitlines()):
+            out.append(commit)
+    return out
+
+
+def cited_blobs(
+    git_dir: Path, paths: dict[str, set[str]]
+) -> tuple[dict[str, str], list[str], set[str]]:
+    """(blob id -> a 'commit:path' citing it, absent 'commit:path's, missing blob ids).
+
+    Symlinks inside the tree are followed; a missing symlink blob is reported as missing so
+    the next round, after it arrives, can follow it.
+    """
+    store = GitStore(git_dir)
+    blobs: dict[str, str] = {}
+    absent: list[str] = []
+    missing: set[str] = set()
+    try:
+        for commit, cited in paths.items():
+            for path in sorted(cited):
+                try:
+                    found = store.tree_entry(commit, path)
+                except MissingObject as exc:
+                    sha = _missing_id(str(exc))
+                    if sha:
+                        missing.add(sha)
+                    else:
+                        absent.append(f"{commit[:8]}:{path}")
+                    continue
+                except (UnsafePath, LookupError):
+                    absent.append(f"{commit[:8]}:{path}")
+                    continue
+                if found is None or found[1] != "blob":
+                    absent.append(f"{commit[:8]}:{path}")
+                    continue
+                blobs.setdefault(found[2], f"{commit[:8]}:{path}")
+        missing |= {sha for sha in blobs if not store.has_object(sha)}
+    finally:
+        store.close()
+    return blobs, absent, missing
+
+
+def _missing_id(message: str) -> str | None:
+    match = re.search(r"\b([0-9a-f]{40})\b", message)
+    return match.group(1) if match else None
+
+
+def fetch_blobs(
+    git_dir: Path, shas: list[str], progress: Progress | None, quick: bool
+) -> list[str]:
+    """Fetch blobs by id in one batch; ids the remote refuses are isolated by halving the
+    batch and returned (a mirror may lack a large file) instead of failing the rest."""
+    if not shas:
+        return []
+    args = ["--no-write-fetch-head", "--filter=blob:none", "--stdin", "origin"]
+    try:
+        run_fetch(git_dir, args, "".join(f"{s}\n" for s in shas), "blobs", progress, quick)
+        return []
+    except FetchError as exc:
+        if len(shas) == 1:
+            if _offline(str(exc)):
+                raise
+            return shas
+        if _offline(str(exc)):
+            raise
+    half = len(shas) // 2
+    return fetch_blobs(git_dir, shas[:half], progress, quick) + fetch_blobs(
+        git_dir, shas[half:], progress, quick
+    )
+
+
+def _offline(reason: str) -> bool:
+    """Whether a failure is the network's (retrying smaller batches cannot help)."""
+    return bool(
+        re.search(
+            r"unable to access|could not resolve|connection|timed out|gave up waiting|"
+            r"could not read from remote|network|does not appear to be a git repository|"
+            r"transport .* not allowed|unable to connect",
+            reason,
+            re.I,
+        )
+    )
+
+
+def fetch_commits(
+    git_dir: Path, commits: list[str], refs: Iterable[str], progress: Progress | None, quick: bool
+) -> None:
+    """Fetch commits (full SHAs) and tags with their trees only, no history, no blobs."""
+    specs = [f"{c}:{COMMIT_REF}{c}" for c in commits]
+    specs += [f"refs/tags/{t}:refs/tags/{t}" for t in sorted(refs)]
+    if specs:
+        run_fetch(
+            git_dir,
+            ["--depth=1", "--filter=blob:none", "origin", *specs],
+            None,
+            "trees",
+            progress,
+            quick,
+        )
+
+
+def fetch_upstream(
+    book_root: Path, need: Needs, progress: Progress | None = None, quick: bool = False
+) -> Result:
+    """Bring one upstream's cited commits, trees and blobs; idempotent."""
+    up = need.upstream
+    result = Result(up.name)
+    git_dir, ours = ensure_store(book_root, up)
+    result.store = str(git_dir)
+    size0, count0 = pack_bytes(git_dir)
+    paths = dict(need.paths)
+    if need.refs:
+        fetch_commits(git_dir, [], need.refs, progress, quick)
+        store = GitStore(git_dir)
+        try:
+            for tag, tag_paths in need.refs.items():
+                commit = store.resolve(tag)
+                if commit is None:
+                    result.absent_paths.append(f"{tag}: no such tag at {up.url}")
+                    continue
+                paths.setdefault(commit, set()).update(tag_paths)
+        finally:
+            store.close()
+    todo = missing_commits(git_dir, paths)
+    result.missing_before = len(todo)
+    if todo:
+        if not ours:
+            raise FetchError(f"commits {', '.join(c[:8] for c in todo)} are missing from {git_dir}")
+        fetch_commits(git_dir, todo, (), progress, quick)
+        still = missing_commits(git_dir, todo)
+        if still:  # an interrupted pack left the commit without its trees: fetch it afresh
+            run_fetch(
+                git_dir,
+                ["--refetch", "--depth=1", "--filter=blob:none", "origin", *still],
+                None,
+                "trees",
+                progress,
+                quick,
+            )
+        result.commits = len(todo)
+    for _round in range(4):  # symlinks can need their target's blob in a later round
+        blobs, absent, missing = cited_blobs(git_dir, paths)
+        result.absent_paths = sorted(set(result.absent_paths) | set(absent))
+        missing -= set(result.unavailable)
+        if not missing:
+            break
+        result.missing_before += len(missing)
+        result.unavailable += fetch_blobs(git_dir, sorted(missing), progress, quick)
+        result.blobs += len(missing)
+    result.blobs -= len(result.unavailable)
+    size1, count1 = pack_bytes(git_dir)
+    result.bytes, result.objects = size1 - size0, count1 - count0
+    return result
+
+
+def missing_counts(book_root: Path, needs: dict[str, Needs]) -> dict[str, int]:
+    """Per upstream with citations, how many cited commits and blobs are not local (0: all)."""
+    counts: dict[str, int] = {}
+    for name, need in needs.items():
+        cited_paths = {c: p for c, p in need.paths.items() if p}
+        if not cited_paths and not need.refs:
+            continue
+        git_dir = object_store(book_root, need.upstream)
+        if git_dir is None:
+            counts[name] = len(cited_paths) + sum(len(p) for p in cited_paths.values())
+            continue
+        absent = missing_commits(git_dir, cited_paths)
+        if absent:
+            counts[name] = len(absent) + sum(len(cited_paths[c]) for c in absent)
+            continue
+        _, _, blobs = cited_blobs(git_dir, cited_paths)
+        counts[name] = len(blobs) + len(need.refs)
+    return counts
+
+
+# -- the command --------------------------------------------------------------------------------
+def human(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"
+
+
+def fetch_all(
+    book_root: Path,
+    needs: dict[str, Needs],
+    quick: bool = False,
+    stream=None,  # type: ignore[no-untyped-def]
+    stop_offline: bool = False,
+) -> list[Result]:
+    """Fetch every upstream in ``needs``; one Result each (``error`` set when it failed).
+
+    With ``stop_offline``, the first failure that is the network's ends the run: the other
+    upstreams would only fail the same way, slowly.
+    """
+    width = max((len(n) for n in needs), default=8)
+    results = []
+    for name, need in needs.items():
+        progress = Progress(name, width, stream)
+        for rev, why in need.unresolved.items():
+            progress.done(f"skipped {name}@{rev}: {why}")
+        try:
+            result = fetch_upstream(book_root, need, progress, quick)
+        except FetchError as exc:
+            results.append(Result(name, error=str(exc)))
+            progress.done(f"FAILED: {exc}")
+            if stop_offline and _offline(str(exc)):
+                break
+            continue
+        cited = sum(len(p) for p in need.paths.values())
+        if result.missing_before == 0:
+            progress.done(f"up to date: {cited} cited file(s) present, nothing transferred")
+        else:
+            progress.done(
+                f"{result.commits} commit(s) with trees, {result.blobs} blob(s): "
+                f"{result.objects} objects, {human(result.bytes)} transferred"
+            )
+        for absent in result.absent_paths:
+            progress.done(f"note: {absent} does not exist (see `python -m atlas.upstream check`)")
+        for sha in result.unavailable:
+            progress.done(f"note: the remote would not send blob {sha} (absent from that mirror?)")
+        results.append(result)
+    return results
+
+
+def summary(results: list[Result]) -> str:
+    ok = [r for r in results if r.error is None]
+    moved = sum(r.bytes for r in ok)
+    tail = "nothing transferred" if moved == 0 else f"{human(moved)} transferred"
+    return (
+        f"upstreams: {len(ok)}/{len(results)} ready; {sum(r.objects for r in ok)} objects, {tail}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m atlas.upstream fetch",
+        description="Fetch the objects the book cites (bare partial clones, least transfer).",
+    )
+    parser.add_argument(
+        "names", nargs="*", metavar="NAME", help="upstreams to fetch (default: all)"
+    )
+    parser.add_argument(
+        "--if-needed",
+        action="store_true",
+        help="do nothing when every cited object is present; offline, say so and exit 0",
+    )
+    parser.add_argument("--root", type=Path, default=None, help="the book's root (default: here)")
+    args = parser.parse_args((argv or [])[1:] if argv and argv[0] == "fetch" else argv)
+    root = _book_root(args.root)
+    if root is None:
+        print("fetch: not inside the book's git repository; run it from the book", file=sys.stderr)
+        return 2
+    registry = load_registry(root)
+    unknown = [n for n in args.names if n not in registry]
+    if unknown:
+        print(
+            f"fetch: unknown upstream(s) {', '.join(unknown)}; "
+            f"known: {', '.join(sorted(registry))}",
+            file=sys.stderr,
+        )
+        return 2
+    link_only = [n for n in args.names if not registry[n].pin]
+    if link_only:
+        print(
+            f"fetch: {', '.join(link_only)} is link-only (no gitlink pin); nothing to fetch",
+            file=sys.stderr,
+        )
+    needs = collect_needs(root, registry, args.names or None)
+    if not args.if_needed:
+        results = fetch_all(root, needs)
+        print(summary(results), file=sys.stderr)
+        return 1 if any(r.error for r in results) else 0
+    counts = {n: c for n, c in missing_counts(root, needs).items() if c}
+    if not counts:
+        return 0
+    quiet = io.StringIO()
+    results = fetch_all(
+        root, {n: needs[n] for n in counts}, quick=True, stream=quiet, stop_offline=True
+    )
+    failed = [r for r in results if r.error]
+    if failed:
+        print(
+            f"upstreams: {sum(counts.values())} cited object(s) missing and the remote is "
+            f"unreachable ({failed[0].error}); building with placeholders. "
+            "Run `make upstreams` when online.",
+            file=sys.stderr,
+        )
+    else:
+        print(summary(results), file=sys.stderr)
+    return 0
+
+
+def _book_root(given: Path | None) -> Path | None:
+    here = given or Path.cwd()
+    proc = subprocess.run(
+        ["git", "-C", str(here), "rev-parse", "--show-toplevel"],
+        capture_output=True,
+        text=True,
+        env=git_env(),
+        check=False,
+    )
+    return Path(proc.stdout.strip()).resolve() if proc.returncode == 0 else None
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
