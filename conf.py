@@ -70,3 +70,39 @@ bibtex_reference_style = "author_year"
 # -- Link checking (atlas.refs.linkcheck) -------------------------------------------------------
 
 # -- LaTeX / PDF (atlas.latex) ------------------------------------------------------------------
+# `make pdf` runs `python -m atlas.latex build`: it checks the system tools, then builds with the
+# latex builder and xelatex into _build/pdf/atlas.pdf. Fonts: FreeSerif and FreeSans for prose,
+# DejaVu Sans Mono for code, Noto CJK through xeCJK for Chinese, Japanese and Korean.
+latex_engine = "xelatex"
+latex_documents = [(root_doc, "atlas.tex", project, author, "manual", False)]
+latex_show_urls = "footnote"  # every external link (code-caption permalinks too) as a footnote
+latex_show_pagerefs = True
+latex_domain_indices = False
+latex_elements = {
+    "papersize": "a4paper",
+    "pointsize": "10pt",
+    "extraclassoptions": "openany,oneside",  # no blank pages between chapters
+    "fontpkg": r"""
+\setmainfont{FreeSerif}
+\setsansfont{FreeSans}
+\setmonofont{DejaVu Sans Mono}[Scale=MatchLowercase]
+\usepackage{xeCJK}
+\setCJKmainfont{Noto Serif CJK SC}
+\setCJKsansfont{Noto Sans CJK SC}
+\setCJKmonofont{Noto Sans Mono CJK SC}
+""",
+    # Code: long lines wrap, even inside a token, rather than run off the page.
+    "sphinxsetup": "verbatimforcewraps=true, verbatimmaxunderfull=0, verbatimhintsturnover=true",
+    "printindex": r"\footnotesize\raggedright\printindex",
+}
+# atlas.latex adds ext/atlas/latex/texinputs/atlas.sty to the preamble.
+# Mermaid diagrams become vector PDF through mermaid-cli and Debian's Chromium (package.json
+# locks the versions). A diagram that cannot be rendered stops the PDF build.
+mermaid_cmd = str(ROOT / "node_modules" / ".bin" / "mmdc")
+_PDF_TOOLS = ROOT / "ext" / "atlas" / "latex"
+mermaid_params = [
+    *("--puppeteerConfigFile", str(_PDF_TOOLS / "puppeteer-config.json")),  # Debian's chromium
+    *("--configFile", str(_PDF_TOOLS / "mermaid-config.json")),  # fonts that cover CJK labels
+    "--pdfFit",  # the page is the diagram's size, not A4
+    "--quiet",
+]

@@ -1,11 +1,44 @@
-"""atlas.latex (see the package docstring of atlas)."""
+"""atlas.latex: the offline PDF (``make pdf``, see :mod:`atlas.latex.build`).
+
+Sphinx-side, this feature:
+
+- replaces sphinxcontrib-mermaid's LaTeX visitor so that a diagram that cannot be rendered
+  stops the build instead of vanishing from the PDF (:mod:`atlas.latex.mermaid`);
+- ships ``atlas.sty`` (xeCJK punctuation classes, sphinx-design components degraded to boxed
+  text, code captions) and loads it after Sphinx's own packages.
+
+Settings (engine, fonts, paper, index, URL footnotes) live in conf.py's LaTeX section.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from sphinx.application import Sphinx
+from sphinx.config import Config
+
+TEXINPUTS = Path(__file__).parent / "texinputs"
+STYLE = TEXINPUTS / "atlas.sty"
+
+
+def _config_inited(app: Sphinx, config: Config) -> None:
+    files = list(config.latex_additional_files)
+    if str(STYLE) not in files:
+        config.latex_additional_files = [*files, str(STYLE)]
+    elements = dict(config.latex_elements)
+    preamble = elements.get("preamble", "")
+    if r"\usepackage{atlas}" not in preamble:
+        elements["preamble"] = preamble + "\n\\usepackage{atlas}\n"
+        config.latex_elements = elements
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.setup_extension("sphinxcontrib.mermaid")
+    from sphinxcontrib.mermaid import mermaid
+
+    from atlas.latex.mermaid import visit_mermaid_latex
+
+    app.add_node(mermaid, override=True, latex=(visit_mermaid_latex, None))
+    app.connect("config-inited", _config_inited)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,31 @@
+"""Command line of atlas.latex: ``python -m atlas.latex build --source source --build _build``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from atlas.latex import build, tools
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m atlas.latex", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="check the system tools, then build BUILD/pdf/atlas.pdf")
+    b.add_argument("--source", type=Path, default=Path("source"), help="the book's pages")
+    b.add_argument("--build", type=Path, default=Path("_build"), help="the build folder")
+    b.add_argument("--conf-dir", type=Path, default=Path("."), help="the folder of conf.py")
+    b.add_argument("--name", default="atlas", help="the .tex target of latex_documents")
+    b.add_argument("sphinx_args", nargs="*", help="passed to Sphinx (after --)")
+    sub.add_parser("check", help="only check the system tools")
+    args = parser.parse_args(argv)
+    if args.command == "check":
+        absent = tools.missing(tools.requirements())
+        print(tools.report(absent) if absent else "All the PDF's system tools are installed.")
+        return 3 if absent else 0
+    return build.build(args.source, args.build, args.conf_dir, args.name, args.sphinx_args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

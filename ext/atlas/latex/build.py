@@ -1,0 +1,123 @@
+"""`python -m atlas.latex build`: the offline PDF in three checked steps.
+
+1. The system tools are all there (else: the one ``apt-get install`` line, exit 3).
+2. Sphinx's latex builder writes ``BUILD/latex/STEM.tex`` (diagrams rendered on the way;
+   a diagram that cannot be rendered stops the build, see :mod:`atlas.latex.mermaid`).
+3. latexmk runs xelatex (and xindy for the index) until the cross-references settle. Its log
+   is read: a LaTeX error is shown with the book page it came from; a character no font could
+   draw fails the build, because the reader would see a blank where the text had a glyph.
+
+The result is copied to ``BUILD/pdf/STEM.pdf`` only when all of that passed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from atlas.latex import logscan, tools
+
+# Overfull lines narrower than this are invisible in print; wider ones are listed.
+OVERFULL_SHOWN_PT = 5.0
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _source_date_epoch(repo: Path) -> str | None:
+    """The commit time, so two builds of one commit carry the same PDF dates."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(repo), "log", "-1", "--format=%ct"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def run_sphinx(source: Path, build: Path, conf_dir: Path, extra: list[str]) -> int:
+    from sphinx.cmd.make_mode import run_make_mode
+
+    # Quiet by default: Sphinx's closing advice ("run make in that directory") is what we do next.
+    quiet = [] if any(a.startswith("-v") for a in extra) else ["-q"]
+    return run_make_mode(["latex", str(source), str(build), "-c", str(conf_dir), *quiet, *extra])
+
+
+def run_latexmk(latex_dir: Path, log_file: Path) -> int:
+    env = dict(os.environ)
+    env["LATEXOPTS"] = "-interaction=nonstopmode -halt-on-error -file-line-error"
+    env["max_print_line"] = "10000"  # one log line per message, so that the log can be read
+    if "SOURCE_DATE_EPOCH" not in env and (epoch := _source_date_epoch(latex_dir)):
+        env["SOURCE_DATE_EPOCH"] = epoch
+        env["FORCE_SOURCE_DATE"] = "1"
+    with log_file.open("w", encoding="utf-8") as out:
+        proc = subprocess.run(
+            ["make", "-C", str(latex_dir), "all-pdf"], stdout=out, stderr=subprocess.STDOUT, env=env
+        )
+    return proc.returncode
+
+
+def _missing_glyphs_message(report: logscan.LogReport) -> str:
+    lines = ["The PDF would lose characters that no font of the book can draw:"]
+    for glyph in report.missing.values():
+        pages = ", ".join(sorted(glyph.pages)) or "unknown page"
+        fonts = ", ".join(sorted(glyph.fonts))
+        lines.append(f"  U+{glyph.codepoint} {glyph.char!r} (not in {fonts}) on page(s): {pages}")
+    lines.append(
+        "Fix: in prose, write the character differently (emoji and pictographs have no glyph in"
+        " print: use words; arrows and symbols in math: use LaTeX commands such as \\to). For"
+        " upstream code, cite a range without that line or add a font that covers it to"
+        " ext/atlas/latex/texinputs/atlas.sty."
+    )
+    return "\n".join(lines)
+
+
+def build(
+    source: Path, build_dir: Path, conf_dir: Path, stem: str = "atlas", extra: Sequence[str] = ()
+) -> int:
+    """Build ``build_dir/pdf/STEM.pdf``; return the process exit status."""
+    absent = tools.missing(tools.requirements())
+    if absent:
+        _say(tools.report(absent))
+        return 3
+    if rc := run_sphinx(source, build_dir, conf_dir, list(extra)):
+        _say(f"PDF: the latex builder failed (exit {rc}); see the messages above.")
+        return rc
+    latex_dir = build_dir / "latex"
+    if not (latex_dir / f"{stem}.tex").exists():
+        _say(
+            f"PDF: {latex_dir / (stem + '.tex')} was not written; check latex_documents in conf.py."
+        )
+        return 1
+    _say("PDF: running latexmk (xelatex, xindy) ...")
+    out_file = latex_dir / "latexmk.out"
+    rc = run_latexmk(latex_dir, out_file)
+    report, pages = logscan.read(latex_dir, stem)
+    if rc != 0:
+        where = ""
+        if report.error_line is not None:
+            where = (
+                f" at {stem}.tex line {report.error_line} (page {pages.page(report.error_line)})"
+            )
+        _say(f"PDF: LaTeX failed{where}:\n{report.error or '(no error in the log)'}")
+        _say(f"Full log: {latex_dir / (stem + '.log')}; latexmk output: {out_file}")
+        return 1
+    if report.missing:
+        _say(_missing_glyphs_message(report))
+        return 1
+    wide = sorted((r for r in report.overfull if r[0] > OVERFULL_SHOWN_PT), reverse=True)
+    for points, line in wide[:10]:
+        _say(f"PDF: a line runs {points:.1f}pt into the margin on page {pages.page(line)}")
+    target = build_dir / "pdf" / f"{stem}.pdf"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(latex_dir / f"{stem}.pdf", target)
+    _say(f"The PDF is in {target}")
+    return 0
