@@ -1,0 +1,264 @@
+"""Pipeline parallelism: schedules, a simulator that times them, and a send/recv executor.
+
+A schedule is, for every stage, the ordered list of operations it performs: the forward
+(``F``) or backward (``B``) pass of one microbatch through one of its model chunks. The same
+lists drive both :func:`simulate` (which times them under dependencies and reports the bubble)
+and :func:`pipeline_matches_sequential` (which executes them on real ranks with point-to-point
+sends), so the schedule whose bubble the page computes is the one that is shown to be correct.
+
+Chunks: with ``v`` virtual stages per rank (interleaved 1F1B), rank ``s`` holds model stages
+``s, s + p, s + 2p, ...``; chunk ``c`` of rank ``s`` is model stage ``c * p + s``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import nn
+
+DTYPE = torch.float64
+KINDS = ("gpipe", "1f1b", "interleaved")
+
+
+class Op(NamedTuple):
+    """One pass of microbatch ``mb`` through chunk ``chunk`` of a stage: ``F`` or ``B``."""
+
+    kind: str
+    mb: int
+    chunk: int = 0
+
+
+def schedule(kind: str, p: int, m: int, v: int = 1) -> list[list[Op]]:
+    """Per-stage operation order for ``m`` microbatches on ``p`` stages (``v`` chunks each).
+
+    ``gpipe``: all forwards, then all backwards. ``1f1b``: stage ``s`` runs ``p - s - 1``
+    warm-up forwards, then alternates one forward and one backward, then drains. ``interleaved``:
+    the same on ``m * v`` chunk-passes, taking microbatches in groups of ``p`` per chunk, with
+    Megatron's warm-up of ``2 (p - s - 1) + (v - 1) p``.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown schedule {kind!r}: use one of {', '.join(KINDS)}")
+    if kind != "interleaved" and v != 1:
+        raise ValueError(f"schedule {kind!r} has one chunk per stage; got v={v}")
+    if kind == "interleaved" and m % p:
+        raise ValueError(f"interleaved 1F1B needs m divisible by p; got m={m}, p={p}")
+    stages = []
+    for s in range(p):
+        if kind == "gpipe":
+            stages.append([Op("F", i) for i in range(m)] + [Op("B", i) for i in range(m)])
+            continue
+        total = m * v
+
+        def fwd(k: int) -> Op:
+            group, pos = divmod(k, p * v)
+            return Op("F", group * p + pos % p, pos // p)
+
+        def bwd(k: int) -> Op:
+            group, pos = divmod(k, p * v)
+            return Op("B", group * p + pos % p, v - 1 - pos // p)
+
+        if kind == "1f1b":
+            warm = min(p - s - 1, total)
+        else:
+            warm = min(2 * (p - s - 1) + (v - 1) * p, total)
+        ops = [fwd(k) for k in range(warm)]
+        for i in range(total - warm):
+            ops += [fwd(warm + i), bwd(i)]
+        ops += [bwd(k) for k in range(total - warm, total)]
+        stages.append(ops)
+    return stages
+
+
+@dataclass
+class Simulation:
+    """Timing of a schedule: makespan, bubble fraction, peak in-flight activations per stage."""
+
+    total: float
+    bubble: float
+    peak_activations: list[float]  # in units of one microbatch through a whole stage
+    timeline: list[list[tuple[float, float, Op]]]
+
+    def chart(self, v: int = 1) -> str:
+        """One text row per stage, one character per ``1/v`` time unit: a digit is the forward
+        of that microbatch, a letter (a=0, b=1, ...) its backward, a dot is idle."""
+        width = round(self.total * v)
+        rows = []
+        for s, ops in enumerate(self.timeline):
+            row = ["."] * width
+            for start, end, op in ops:
+                mark = str(op.mb % 10) if op.kind == "F" else chr(ord("a") + op.mb % 26)
+                for t in range(round(start * v), round(end * v)):
+                    row[t] = mark
+            rows.append(f"stage {s}: " + "".join(row))
+        return "\n".join(rows)
+
+
+def simulate(
+    kind: str, p: int, m: int, v: int = 1, t_f: float = 1.0, t_b: float = 2.0
+) -> Simulation:
+    """Run the schedule's operations as early as their dependencies allow.
+
+    A chunk's forward costs ``t_f / v`` and its backward ``t_b / v`` (a whole stage costs
+    ``t_f`` and ``t_b``); messages are free. ``F`` of model stage ``g`` waits for ``F`` of
+    ``g - 1``; ``B`` of ``g`` waits for ``B`` of ``g + 1`` (the last stage: for its own ``F``).
+    """
+    order = schedule(kind, p, m, v)
+    last = p * v - 1
+    done: dict[tuple[str, int, int], float] = {}  # (kind, model stage, mb) -> end time
+    free = [0.0] * p
+    nxt = [0] * p
+    timeline: list[list[tuple[float, float, Op]]] = [[] for _ in range(p)]
+    inflight = [0] * p
+    peak = [0] * p
+    remaining = sum(len(ops) for ops in order)
+    while remaining:
+        progressed = False
+        for s in range(p):
+            if nxt[s] == len(order[s]):
+                continue
+            op = order[s][nxt[s]]
+            g = op.chunk * p + s
+            if op.kind == "F":
+                dep = ("F", g - 1, op.mb) if g > 0 else None
+            else:
+                dep = ("B", g + 1, op.mb) if g < last else ("F", g, op.mb)
+            if dep is not None and dep not in done:
+                continue
+            start = max(free[s], done[dep] if dep else 0.0)
+            end = start + (t_f if op.kind == "F" else t_b) / v
+            done[(op.kind, g, op.mb)] = end
+            free[s] = end
+            timeline[s].append((start, end, op))
+            inflight[s] += 1 if op.kind == "F" else -1
+            peak[s] = max(peak[s], inflight[s])
+            nxt[s] += 1
+            remaining -= 1
+            progressed = True
+        if not progressed:
+            raise RuntimeError(f"schedule {kind!r} deadlocks at p={p}, m={m}, v={v}")
+    total = max(free)
+    busy = m * (t_f + t_b)  # per stage: every microbatch through every chunk
+    return Simulation(total, 1 - busy / total, [n / v for n in peak], timeline)
+
+
+def bubble_formula(kind: str, p: int, m: int, v: int = 1) -> float:
+    """Idle fraction of the makespan: ``(p - 1) / (v m + p - 1)`` (``v = 1`` for GPipe and
+    1F1B). Equivalently, bubble time over ideal time is ``(p - 1) / (v m)``."""
+    v = v if kind == "interleaved" else 1
+    return (p - 1) / (v * m + p - 1)
+
+
+def _layers(n: int, hidden: int) -> list[nn.Linear]:
+    gen = torch.Generator().manual_seed(0)
+    layers = []
+    for _ in range(n):
+        lin = nn.Linear(hidden, hidden, dtype=DTYPE)
+        with torch.no_grad():
+            lin.weight.copy_(torch.randn(hidden, hidden, generator=gen, dtype=DTYPE) / hidden**0.5)
+            lin.bias.zero_()
+        layers.append(lin)
+    return layers
+
+
+def _data(m: int, mb_size: int, hidden: int) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(m, mb_size, hidden, generator=gen, dtype=DTYPE)
+    return x, torch.randn(m, mb_size, hidden, generator=gen, dtype=DTYPE)
+
+
+def _tag(mb: int, dst: int, n_layers: int, backward: bool) -> int:
+    """One tag per message, named by its receiving model stage: a rank holding several chunks
+    can then never take an activation meant for one of its chunks for another's."""
+    return (mb * n_layers + dst) * 2 + int(backward)
+
+
+def _stage(layer: nn.Linear, x: torch.Tensor) -> torch.Tensor:
+    return torch.tanh(layer(x))
+
+
+def pipeline_matches_sequential(
+    rank: int,
+    world_size: int,
+    kind: str = "1f1b",
+    m: int = 8,
+    v: int = 1,
+    hidden: int = 16,
+    mb_size: int = 4,
+) -> dict[str, Any]:
+    """Execute ``schedule(kind, world_size, m, v)[rank]`` with sends and receives; compare the
+    loss and this rank's weight gradients with the unsplit model on the whole batch.
+
+    Activations go forward and their gradients backward through ``isend``/``recv`` tagged
+    with the microbatch and chunk. ``peak_activations`` counts the microbatches whose
+    activations this rank held at once, in units of a whole stage, as in :func:`simulate`.
+    """
+    p = world_size
+    n_layers = p * v
+    layers = _layers(n_layers, hidden)
+    x, y = _data(m, mb_size, hidden)
+
+    ref_layers = _layers(n_layers, hidden)
+    h = x.reshape(m * mb_size, hidden)
+    for layer in ref_layers:
+        h = _stage(layer, h)
+    ref_loss = F.mse_loss(h, y.reshape(m * mb_size, hidden))
+    ref_loss.backward()
+
+    last = n_layers - 1
+    saved: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor]] = {}
+    sends: list[Any] = []
+    loss = torch.zeros((), dtype=DTYPE)
+    peak = 0
+    for op in schedule(kind, p, m, v)[rank]:
+        g = op.chunk * p + rank
+        if op.kind == "F":
+            if g == 0:
+                inp = x[op.mb].clone()
+            else:
+                inp = torch.empty(mb_size, hidden, dtype=DTYPE)
+                dist.recv(inp, src=(rank - 1) % p, tag=_tag(op.mb, g, n_layers, False))
+            inp.requires_grad_()
+            out = _stage(layers[g], inp)
+            if g == last:
+                out = F.mse_loss(out, y[op.mb]) / m
+                loss += out.detach()
+            else:
+                sends.append(
+                    dist.isend(
+                        out.detach(), dst=(rank + 1) % p, tag=_tag(op.mb, g + 1, n_layers, False)
+                    )
+                )
+            saved[(op.mb, op.chunk)] = (inp, out)
+            peak = max(peak, len(saved))
+        else:
+            inp, out = saved.pop((op.mb, op.chunk))
+            if g == last:
+                out.backward()
+            else:
+                grad = torch.empty(mb_size, hidden, dtype=DTYPE)
+                dist.recv(grad, src=(rank + 1) % p, tag=_tag(op.mb, g, n_layers, True))
+                out.backward(grad)
+            if g > 0:
+                sends.append(
+                    dist.isend(inp.grad, dst=(rank - 1) % p, tag=_tag(op.mb, g - 1, n_layers, True))
+                )
+    for work in sends:
+        work.wait()
+
+    mine = [c * p + rank for c in range(v)]
+    grads_ok = all(
+        torch.allclose(layers[g].weight.grad, ref_layers[g].weight.grad, rtol=1e-10, atol=1e-13)
+        and torch.allclose(layers[g].bias.grad, ref_layers[g].bias.grad, rtol=1e-10, atol=1e-13)
+        for g in mine
+    )
+    holds_loss = last in mine
+    return {
+        "loss_ok": bool(torch.allclose(loss, ref_loss.detach())) if holds_loss else None,
+        "grads_ok": grads_ok,
+        "peak_activations": peak / v,
+        "stages": mine,
+    }
