@@ -1,11 +1,69 @@
-"""atlas.refs (see the package docstring of atlas)."""
+"""atlas.refs: the bibliography's rules, chapter reference lists, and link checking.
+
+- :mod:`atlas.refs.checks`: errors for a missing cited key, an entry without url, a malformed
+  arXiv identifier, a raw link to a paper the bibliography holds.
+- :mod:`atlas.refs.directive`: ``chapter-references``, the works cited in a chapter.
+- :mod:`atlas.refs.linkcheck`: the ``linkcheck`` builder with pacing, back-off, a cache and
+  pinned GitHub links verified from git objects; :mod:`atlas.refs.report` prints its report.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+
+
+def _chapter_docs_changed(
+    app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
+) -> list[str]:
+    """Re-read chapter indexes when a page joins or leaves their folder (their filter lists it)."""
+    if not (added or removed):
+        return []
+    folders = {d.rpartition("/")[0] for d in added | removed}
+    return [
+        doc
+        for doc in getattr(env, "atlas_chapter_references", set())
+        if doc in env.found_docs and doc.rpartition("/")[0] in folders
+    ]
+
+
+def _merge(app: Sphinx, env: BuildEnvironment, docnames: set[str], other: BuildEnvironment) -> None:
+    mine = getattr(env, "atlas_chapter_references", set())
+    env.atlas_chapter_references = mine | getattr(other, "atlas_chapter_references", set())
+
+
+def _purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+    getattr(env, "atlas_chapter_references", set()).discard(docname)
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    from atlas.refs.checks import check_bibfiles, check_page
+    from atlas.refs.directive import ChapterReferences
+    from atlas.refs.linkcheck import AtlasLinkcheckBuilder
+
+    app.setup_extension("sphinxcontrib.bibtex")
+    app.add_directive("chapter-references", ChapterReferences)
+    app.connect("builder-inited", check_bibfiles)
+    app.connect("doctree-read", check_page)
+    app.connect("env-get-outdated", _chapter_docs_changed)
+    app.connect("env-merge-info", _merge)
+    app.connect("env-purge-doc", _purge)
+
+    app.add_builder(AtlasLinkcheckBuilder, override=True)
+    # Days a link-check answer is reused without asking the host again (0: never reuse).
+    app.add_config_value("atlas_linkcheck_cache_days", 1.0, "", types=frozenset({int, float}))
+    # Where the cache lives ("" : _build/linkcheck/cache.json).
+    app.add_config_value("atlas_linkcheck_cache_path", "", "", types=frozenset({str}))
+    # Minimum seconds between two requests to a host (and its subdomains).
+    app.add_config_value("atlas_linkcheck_host_intervals", {}, "", types=frozenset({dict}))
+    # First back-off between attempts of one link, doubled each time (linkcheck_retries attempts).
+    app.add_config_value("atlas_linkcheck_backoff", 2.0, "", types=frozenset({int, float}))
+    # Connection failures in a row after which a host's other links are not requested.
+    app.add_config_value("atlas_linkcheck_host_failures", 3, "", types=frozenset({int}))
+    # 429 answers for one link after which it is reported rate-limited instead of retried.
+    app.add_config_value("atlas_linkcheck_max_rate_limits", 5, "", types=frozenset({int}))
+    # The git repository whose .gitmodules registers the upstreams ("" : the conf.py folder).
+    app.add_config_value("atlas_linkcheck_repo", "", "", types=frozenset({str}))
     return {"parallel_read_safe": True, "parallel_write_safe": True}

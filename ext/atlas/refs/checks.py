@@ -1,0 +1,123 @@
+"""Build-time checks of the bibliography and of the pages that cite it.
+
+Errors (never silent warnings), each at a page or a .bib line, with the fix:
+a cited key missing from the bibliography, an entry without url, a malformed arXiv identifier
+(in an entry, or in an arxiv.org link in a page), and a raw link in a page to a paper the
+bibliography holds (cite it instead, so the book has one place to fix a moved URL).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx.addnodes import pending_xref
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+from atlas.refs import arxiv
+from atlas.refs.bib import Bibliography, load
+
+logger = logging.getLogger(__name__)
+_LOADED: dict[tuple[str, float], Bibliography] = {}
+
+
+def bibliographies(app: Sphinx) -> list[Bibliography]:
+    """The configured .bib files, parsed once per file version (shared by forked readers)."""
+    found = []
+    for name in app.config.bibtex_bibfiles:
+        path = Path(app.confdir, name)
+        try:
+            key = (str(path), path.stat().st_mtime)
+        except OSError:
+            continue  # sphinxcontrib-bibtex reports a missing file itself
+        if key not in _LOADED:
+            _LOADED[key] = load(path)
+        found.append(_LOADED[key])
+    return found
+
+
+def shown(app: Sphinx, path: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path(app.confdir).resolve()))
+    except ValueError:
+        return str(path)
+
+
+def check_bibfiles(app: Sphinx) -> None:
+    """builder-inited: every rule of every entry (cheap, so on every build)."""
+    for bib in bibliographies(app):
+        for problem in bib.problems:
+            logger.error(
+                problem.message,
+                location=f"{shown(app, bib.path)}:{problem.line}",
+                type="atlas",
+                subtype="refs.bib",
+            )
+
+
+def node_line(node: nodes.Node) -> int | None:
+    current: Any = node
+    while current is not None:
+        if getattr(current, "line", None):
+            return current.line
+        current = current.parent
+    return None
+
+
+def cited_keys(node: pending_xref) -> list[str]:
+    from sphinxcontrib.bibtex.citation_target import parse_citation_targets
+
+    return [target.key for target in parse_citation_targets(node["reftarget"])]
+
+
+def check_page(app: Sphinx, doctree: nodes.document) -> None:
+    """doctree-read: citations and raw links of one page (before bibliographies expand)."""
+    docname = app.env.docname
+    bibs = bibliographies(app)
+    keys = {key for bib in bibs for key in bib.entries}
+    identities: dict[str, str] = {}
+    for bib in bibs:
+        for ident, key in bib.identities().items():
+            identities.setdefault(ident, key)
+    bibfile = shown(app, bibs[0].path) if bibs else "source/references.bib"
+    for node in doctree.findall(pending_xref):
+        if node.get("refdomain") != "cite":
+            continue
+        for key in cited_keys(node):
+            if key not in keys:
+                near = sorted(k for k in keys if k[:4] == key[:4])[:3]
+                hint = f" (near: {', '.join(near)})" if near else ""
+                logger.error(
+                    f"cited key '{key}' is not in {bibfile}{hint}: fix the key, or add the entry "
+                    "(with url; arXiv entries with eprint and the abs page)",
+                    location=(docname, node_line(node)),
+                    type="atlas",
+                    subtype="refs.key",
+                )
+    for node in doctree.findall(nodes.reference):
+        uri = node.get("refuri", "")
+        if not uri.startswith(("http://", "https://")):
+            continue
+        on_arxiv = arxiv.paper_url(uri)
+        if on_arxiv is not None:
+            problem = arxiv.id_problem(on_arxiv[1], allow_version=True)
+            if problem:
+                logger.error(
+                    f"malformed arXiv link {uri}: {problem}",
+                    location=(docname, node_line(node)),
+                    type="atlas",
+                    subtype="refs.arxiv",
+                )
+                continue
+        ident = arxiv.paper_identity(uri)
+        key = identities.get(ident) if ident else None
+        if key is not None:
+            logger.error(
+                f"raw link to a paper the bibliography holds ({uri}): cite it instead, "
+                f"{{cite:p}}`{key}` or {{cite:t}}`{key}`",
+                location=(docname, node_line(node)),
+                type="atlas",
+                subtype="refs.rawlink",
+            )
