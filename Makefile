@@ -52,9 +52,9 @@ labs: setup  ## run every lab afresh; JUnit report in _build/labs/junit.xml
 pdf: setup  ## build the offline PDF into _build/pdf/atlas.pdf
 	$(PY) -m atlas.latex build --source $(SOURCEDIR) --build $(BUILDDIR)
 
-linkcheck: setup  ## check every external link (needs network); report in _build/linkcheck
-	$(call SPHINX_CMD,linkcheck)
-	$(PY) -m atlas.refs.report $(BUILDDIR)/linkcheck
+linkcheck: setup  ## check every external link (needs network); report in _build/linkcheck/report.txt
+	@status=0; $(call SPHINX_CMD,linkcheck) -q || status=$$?; \
+	$(PY) -m atlas.refs.report $(BUILDDIR)/linkcheck || status=$$?; exit $$status
 
 test: setup  ## run the whole test suite
 	$(PY) -m pytest

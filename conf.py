@@ -62,12 +62,37 @@ mermaid_output_format = "raw"
 bibtex_bibfiles = [str(ROOT / "source" / "references.bib")]
 bibtex_default_style = "unsrt"
 bibtex_reference_style = "author_year"
+# {cite:p}/{cite:t} link to the one citation list, source/bibliography.md; a chapter index ends
+# with ```{chapter-references}``` (a bullet list of the works its pages cite). atlas.refs makes a
+# missing key, an entry without url, a malformed arXiv id, and a raw link to a paper held in the
+# bibliography errors at the page or .bib line.
 
 # -- Upstream citations (atlas.upstream) --------------------------------------------------------
 
 # -- Labs (atlas.labs) --------------------------------------------------------------------------
 
 # -- Link checking (atlas.refs.linkcheck) -------------------------------------------------------
+# `make linkcheck`: every external link (bibliography included), then `python -m atlas.refs.report`
+# writes _build/linkcheck/report.txt. Offline, every host fails fast: a name that does not resolve
+# stops further requests to that host; the timeout budget bounds hosts that do not answer.
+linkcheck_timeout = 10  # seconds per request
+linkcheck_retries = 3  # attempts per link; back-off 2 s, 4 s between them (transient errors only)
+linkcheck_workers = 5
+linkcheck_rate_limit_timeout = 120.0  # longest Retry-After / 429 back-off we wait for
+linkcheck_report_timeouts_as_broken = False
+linkcheck_anchors = True
+# GitHub draws #L10-L40 anchors with JavaScript: pinned links are verified from git objects.
+linkcheck_anchors_ignore_for_url = [r"https://github\.com/.*"]
+linkcheck_allowed_redirects = {
+    r"https?://(www\.|export\.)?arxiv\.org/.*": r"https://arxiv\.org/.*",  # versions, http->https
+    r"https?://(dx\.)?doi\.org/.*": r"https?://.*",  # DOI resolvers send to the publisher
+    r"https?://github\.com/[^/]+/[^/]+/?$": r"https://github\.com/.*",  # renamed repositories
+}
+atlas_linkcheck_host_intervals = {"arxiv.org": 3.0}  # arXiv asks for one request per 3 s
+atlas_linkcheck_backoff = 2.0
+atlas_linkcheck_host_failures = 3
+atlas_linkcheck_max_rate_limits = 5
+atlas_linkcheck_cache_days = 1.0  # a re-run within a day sends nothing for answered links
 
 # -- LaTeX / PDF (atlas.latex) ------------------------------------------------------------------
 # `make pdf` runs `python -m atlas.latex build`: it checks the system tools, then builds with the
