@@ -9,6 +9,7 @@ PDF then silently lacks the diagram. This visitor replaces it: same rendering (i
 from __future__ import annotations
 
 from docutils import nodes
+from docutils.utils import get_source_line
 from sphinx.writers.latex import LaTeXTranslator
 from sphinxcontrib.mermaid import MermaidError, mermaid, render_mm
 
@@ -21,7 +22,7 @@ FIX = (
 
 
 def _where(node: nodes.Element) -> str:
-    source, line = nodes.get_source_line(node)
+    source, line = get_source_line(node)
     return f"{source or '<unknown page>'}:{line or '?'}"
 
 
