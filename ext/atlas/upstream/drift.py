@@ -25,9 +25,18 @@ from atlas.upstream import fetch
 from atlas.upstream.citations import CitationSite, scan_book
 from atlas.upstream.gitstore import FULL_SHA, GitStore, MissingObject, UnsafePath, check_rev
 from atlas.upstream.linemap import Hunk, map_range, nearest_range, parse_hunks
-from atlas.upstream.lock import LockEntry, load_lock, lock_key, save_lock
+from atlas.upstream.lock import LockEntry, load_lock, lock_key, lock_path, save_lock, text_hash
 from atlas.upstream.registry import Upstream, git_env, load_registry
-from atlas.upstream.spec import CitationSpec, line_ranges
+from atlas.upstream.select import (
+    SelectError,
+    apply_options,
+    decode,
+    select,
+    selected_text,
+    split_lines,
+)
+from atlas.upstream.spec import CitationSpec, line_ranges, parse_spec
+from atlas.upstream.symbols import find_symbol
 
 SHORT = 10  # hex digits of the old pin written into citations left behind
 STATUSES = ("unchanged", "moved", "changed", "gone")
@@ -70,6 +79,7 @@ class Plan:
     new: str
     records: list[Record]
     kept: list[CitationSite]  # citations with an explicit @REV other than the old pin
+    git_dir: Path | None = None  # the object store both commits were read from
 
     def counts(self) -> dict[str, int]:
         return {s: sum(r.status == s for r in self.records) for s in STATUSES}
@@ -264,23 +274,20 @@ def follow_files(
 
 # -- symbols ------------------------------------------------------------------------------------
 def symbol_lines(path: str, data: bytes, symbol: str) -> tuple[int, int] | None:
-    """The 1-based inclusive lines of a symbol in a file, or None when it is not there.
-
-    Uses the directive's own resolver (Python through ast, C/C++/CUDA through tree-sitter), so
-    a bump finds exactly what the build will show.
-    """
-    from atlas.upstream import symbols
-
+    """The 1-based inclusive lines of a symbol in a file, or None when it is not there (or
+    not there once). The directive's own resolver is used, so a bump finds exactly what the
+    build will show."""
     try:
-        found = symbols.find_symbol(path, data.decode("utf-8", "surrogateescape"), symbol)
+        found = find_symbol(data.decode("utf-8", "surrogateescape"), path, symbol)
     except LookupError:
         return None
-    return int(found[0]), int(found[1])
+    return found.start, found.end
 
 
 # -- the plan -----------------------------------------------------------------------------------
 def _lines(data: bytes) -> list[str]:
-    return data.decode("utf-8", "surrogateescape").splitlines()
+    """Lines as the directive and GitHub number them (only \\n ends a line)."""
+    return split_lines(data.decode("utf-8", "surrogateescape"))
 
 
 def _diff(
@@ -350,7 +357,7 @@ def plan(book_root: Path, name: str, rev: str | None) -> Plan:
         records = [_carry(store, git_dir, site, moves, old, new) for site in ours_sites]
     finally:
         store.close()
-    return Plan(up, old, new, records, kept)
+    return Plan(up, old, new, records, kept, git_dir)
 
 
 def _same_commit(rev: str, commit: str) -> bool:
@@ -560,45 +567,65 @@ def _write_atomic(path: Path, text: str) -> None:
 def refresh_lock(
     book_root: Path, the_plan: Plan, sites: dict[tuple[str, int, str], CitationSite]
 ) -> tuple[int, int]:
-    """Move the lock entries of carried citations to the new pin: (moved, not found).
+    """Move the lock entries of carried citations to the new pin: (moved, not computable).
 
-    A carried citation selects the same text, so its sha256 stays; only the key and the blob
-    change. A citation the lock never recorded is left for ``python -m atlas.upstream lock``.
+    A carried citation selects the same text, so its sha256 stays and only the key and the
+    blob change; a citation the lock never recorded is selected afresh at the new pin.
+    Entries only the old citations used are dropped. No lock file: nothing to refresh.
     """
-    data = load_lock(book_root)
-    if not data:
+    if not lock_path(book_root).is_file():
         return 0, 0
+    data = load_lock(book_root)
     moved = unknown = 0
     stale: set[str] = set()
-    for rec in the_plan.records:
-        if rec.status not in ("unchanged", "moved"):
-            continue
-        site = sites[(rec.page, rec.line, rec.old)]
-        spec = site.spec
-        assert spec is not None
-        old_key = lock_key(spec.name, the_plan.old, spec.path, spec.selector, site.options)
-        entry = data.get(old_key)
-        if entry is None:
-            unknown += 1
-            continue
-        from atlas.upstream.spec import parse_spec
-
-        new_spec = parse_spec(rec.new)
-        new_key = lock_key(spec.name, the_plan.new, new_spec.path, new_spec.selector, site.options)
-        data[new_key] = LockEntry(blob=rec.new_blob or entry.blob, sha256=entry.sha256)
-        stale.add(old_key)
-        moved += 1
-    still_cited = {
+    store = GitStore(the_plan.git_dir) if the_plan.git_dir else None
+    try:
+        for rec in the_plan.records:
+            if rec.status not in ("unchanged", "moved"):
+                continue
+            site = sites[(rec.page, rec.line, rec.old)]
+            spec, new_spec = site.spec, parse_spec(rec.new)
+            assert spec is not None
+            old_key = lock_key(spec.name, the_plan.old, spec.path, spec.selector, site.options)
+            new_key = lock_key(
+                spec.name, the_plan.new, new_spec.path, new_spec.selector, site.options
+            )
+            entry = data.get(old_key)
+            digest = entry.sha256 if entry else _selected_hash(store, rec, new_spec, site.options)
+            if digest is None or rec.new_blob is None:
+                unknown += 1
+                continue
+            data[new_key] = LockEntry(blob=rec.new_blob, sha256=digest)
+            if old_key != new_key:
+                stale.add(old_key)
+            moved += 1
+    finally:
+        if store is not None:
+            store.close()
+    behind = {
         lock_key(s.spec.name, the_plan.old, s.spec.path, s.spec.selector, s.options)
         for r in the_plan.records
         if r.status in ("changed", "gone")
         for s in [sites[(r.page, r.line, r.old)]]
         if s.spec is not None
     }
-    for key in stale - still_cited:
+    for key in stale - behind:
         data.pop(key, None)
     save_lock(book_root, data)
     return moved, unknown
+
+
+def _selected_hash(
+    store: GitStore | None, rec: Record, spec: CitationSpec, options: dict[str, str]
+) -> str | None:
+    """sha256 of what the directive will select at the new pin, or None if it cannot."""
+    if store is None or rec.new_blob is None:
+        return None
+    try:
+        text = decode(store.read_object(rec.new_blob)[1], spec.path)
+        return text_hash(selected_text(apply_options(select(text, spec), options)))
+    except (MissingObject, SelectError, LookupError):
+        return None
 
 
 def set_gitlink(book_root: Path, up: Upstream, commit: str) -> None:
