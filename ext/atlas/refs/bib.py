@@ -10,6 +10,8 @@ The rules (each problem names the file, the line and the fix):
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,7 +123,8 @@ def load(path: Path) -> Bibliography:
         previous = pybtex.errors.strict
         pybtex.errors.set_strict_mode(False)  # duplicates are reported above, with their lines
         try:
-            data = parser.parse_string(text)
+            with contextlib.redirect_stderr(io.StringIO()):  # pybtex prints what we report
+                data = parser.parse_string(text)
         finally:
             pybtex.errors.set_strict_mode(previous)
     except Exception as exc:  # pybtex raises its own types and plain ones for syntax errors
