@@ -1,11 +1,119 @@
-"""atlas.labs (see the package docstring of atlas)."""
+"""atlas.labs: the ``lab`` directive, its forked runner, the result cache, the labs page.
+
+Flow: the directive records each lab at read time (in whatever process reads the page, ``-j``
+included); an environment collector merges them; at ``env-updated`` Sphinx's main process runs
+the pages whose results are neither in the environment nor in the cache, in workers forked from
+a zygote that imported torch once; ``doctree-resolved`` renders the results. Sphinx's own process
+never imports torch.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from docutils import nodes
 from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.environment import BuildEnvironment
+from sphinx.environment.collectors import EnvironmentCollector
+from sphinx.errors import ConfigError
+from sphinx.util import logging
+
+from atlas.labs import execute
+from atlas.labs.directive import LabDirective, lab_node
+from atlas.labs.render import render_page
+from atlas.labs.report import LabsReportDirective, build_table, labs_report_node
+
+logger = logging.getLogger(__name__)
+
+MODES = ("auto", "force", "off")
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+def _store(env: BuildEnvironment) -> tuple[dict, dict, set]:
+    """The labs' data on the environment (pickled with it): specs, results, report pages."""
+    if not hasattr(env, "atlas_labs"):
+        env.atlas_labs = {}  # docname -> list[LabSpec]
+        env.atlas_lab_results = {}  # docname -> PageResult
+        env.atlas_labs_reports = set()  # docnames with a labs-report
+    return env.atlas_labs, env.atlas_lab_results, env.atlas_labs_reports
+
+
+class LabsCollector(EnvironmentCollector):
+    """Collects each page's labs; merges what parallel readers found (like myst-nb's)."""
+
+    def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+        specs, results, reports = _store(env)
+        specs.pop(docname, None)
+        results.pop(docname, None)
+        reports.discard(docname)
+
+    def merge_other(
+        self, app: Sphinx, env: BuildEnvironment, docnames: set[str], other: BuildEnvironment
+    ) -> None:
+        specs, results, reports = _store(env)
+        other_specs, other_results, other_reports = _store(other)
+        for docname in docnames:
+            if docname in other_specs:
+                specs[docname] = other_specs[docname]
+            if docname in other_results:
+                results[docname] = other_results[docname]
+            if docname in other_reports:
+                reports.add(docname)
+
+    def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
+        specs, _, reports = _store(app.env)
+        docname = app.env.docname
+        found = [node["spec"] for node in doctree.findall(lab_node)]
+        if found:
+            specs[docname] = found
+        if any(True for _ in doctree.findall(labs_report_node)):
+            reports.add(docname)
+
+
+def _check_config(app: Sphinx, config: Config) -> None:
+    if config.atlas_labs_mode not in MODES:
+        raise ConfigError(
+            f"atlas_labs_mode is {config.atlas_labs_mode!r}; use one of {', '.join(MODES)} "
+            "(e.g. -D atlas_labs_mode=force)"
+        )
+    if int(config.atlas_labs_memory_limit_mb) < 0:
+        raise ConfigError("atlas_labs_memory_limit_mb must be 0 (no cap) or a number of MiB")
+
+
+def _add_static(app: Sphinx) -> None:
+    if app.builder.format == "html":
+        app.config.html_static_path.append(str(STATIC))
+        app.add_css_file("atlas-labs.css")
+
+
+def _on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
+    specs, results, reports = _store(env)
+    return execute.run_labs(app, specs, results, reports)
+
+
+def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    specs, results, _ = _store(app.env)
+    render_page(doctree, results.get(docname))
+    for node in list(doctree.findall(labs_report_node)):
+        titles = {name: app.env.titles[name].astext() for name in specs if name in app.env.titles}
+        node.replace_self(build_table(app, docname, specs, results, titles))
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_config_value("atlas_labs_mode", "auto", "env", types=[str])
+    app.add_config_value("atlas_labs_timeout", 60.0, "env", types=[int, float])
+    app.add_config_value("atlas_labs_memory_limit_mb", 8192, "env", types=[int])
+    app.add_config_value("atlas_labs_seed", 0, "env", types=[int])
+    app.add_config_value("atlas_labs_jobs", 0, "", types=[int])
+    app.add_node(lab_node)
+    app.add_node(labs_report_node)
+    app.add_directive("lab", LabDirective)
+    app.add_directive("labs-report", LabsReportDirective)
+    app.add_env_collector(LabsCollector)
+    app.connect("config-inited", _check_config)
+    app.connect("builder-inited", _add_static)
+    app.connect("env-updated", _on_env_updated)
+    app.connect("doctree-resolved", _on_doctree_resolved)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

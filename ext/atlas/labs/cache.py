@@ -1,0 +1,114 @@
+"""The result cache: one JSON file per page key, in the build folder, written atomically.
+
+The key covers everything that decides a lab's outcome and nothing that does not: the page's
+lab sources in order (with the options that change a run), every file under
+``ext/atlas/labkit``, the runner's own code, Python, torch, numpy and the device. Unlike
+myst-nb's cache, which keys on the notebook's code only, an upgrade of torch or a move to a GPU
+machine re-runs the labs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import re
+import sys
+import tempfile
+from functools import cache
+from pathlib import Path
+
+from atlas.labs.model import LabSpec, PageResult
+
+LABKIT = Path(__file__).resolve().parents[1] / "labkit"
+RUNNER_FILES = ("worker.py", "zygote.py", "protocol.py", "model.py")
+
+
+def _tree_digest(root: Path, files: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(root)).encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def labkit_digest(root: Path = LABKIT) -> str:
+    """Digest of every source file under ``atlas/labkit`` (caches excluded)."""
+    files = sorted(
+        path
+        for path in root.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+    )
+    return _tree_digest(root, files)
+
+
+def _version(distribution: str) -> str:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "absent"
+
+
+@cache
+def device() -> str:
+    """ "cuda" when torch is a CUDA build and an NVIDIA device is present, else "cpu".
+
+    Read without importing torch: Sphinx's own process never imports it.
+    """
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return "cpu"
+    version_py = Path(list(spec.submodule_search_locations)[0]) / "version.py"
+    try:
+        text = version_py.read_text()
+    except OSError:
+        return "cpu"
+    if re.search(r"^cuda\s*(?::[^=]*)?=\s*None", text, re.MULTILINE):
+        return "cpu"
+    return "cuda" if any(Path("/dev").glob("nvidia[0-9]*")) else "cpu"
+
+
+@cache
+def runtime_digest() -> str:
+    """Python, torch, numpy, device and the runner's code."""
+    here = Path(__file__).resolve().parent
+    runner = _tree_digest(here, [here / name for name in RUNNER_FILES])
+    parts = [sys.version, _version("torch"), _version("numpy"), device(), runner]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def page_key(specs: list[LabSpec], labkit: str, seed: int, memory_limit_mb: int) -> str:
+    """The cache key of a page's labs."""
+    material = [spec.key_material() for spec in specs]
+    material += [labkit, runtime_digest(), str(seed), str(memory_limit_mb)]
+    return hashlib.sha256("\0".join(material).encode()).hexdigest()
+
+
+class ResultCache:
+    """``<build>/.labs-cache/<key>.json``; unreadable entries count as misses."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def load(self, key: str) -> PageResult | None:
+        try:
+            data = json.loads((self.folder / f"{key}.json").read_text(encoding="utf-8"))
+            result = PageResult.from_json(data)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return result if result.key == key else None
+
+    def store(self, result: PageResult) -> None:
+        """Write atomically: a crash or a concurrent build never leaves a torn entry."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(result.to_json(), indent=1, sort_keys=True)
+        handle, temporary = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(text)
+            os.replace(temporary, self.folder / f"{result.key}.json")
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise

@@ -1,0 +1,121 @@
+"""The ``lab`` directive: parse doctest examples at read time, in Sphinx, without torch.
+
+The directive only records what to run (a :class:`LabSpec` on a placeholder node); the runner
+executes at ``env-updated`` and :mod:`atlas.labs.render` turns the placeholder into the page.
+"""
+
+from __future__ import annotations
+
+import doctest
+import re
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.util.docutils import SphinxDirective
+
+from atlas.labs.model import ExampleSpec, LabSpec
+
+NEEDS = ("cuda",)
+_LINE_IN_MESSAGE = re.compile(r"^line (\d+) of the docstring for \S+ (.*)$", re.DOTALL)
+
+
+class lab_node(nodes.General, nodes.Element):  # noqa: N801 - docutils naming
+    """Placeholder for a lab; replaced at ``doctree-resolved`` by its rendering."""
+
+
+def _positive_float(argument: str | None) -> float:
+    try:
+        value = float(argument or "")
+    except ValueError:
+        raise ValueError(f"expected a number of seconds, got {argument!r}") from None
+    if value <= 0:
+        raise ValueError(f"expected a positive number of seconds, got {argument!r}")
+    return value
+
+
+def _needs(argument: str | None) -> str:
+    return directives.choice((argument or "").strip().lower(), NEEDS)
+
+
+def parse_examples(text: str, first_line: int) -> tuple[ExampleSpec, ...]:
+    """Doctest examples of ``text``, whose first line is page line ``first_line`` (1-based).
+
+    Raises ``ValueError`` whose message starts with the page line of the problem.
+    """
+    try:
+        parsed = doctest.DocTestParser().parse(text, "lab")
+    except ValueError as exc:
+        found = _LINE_IN_MESSAGE.match(str(exc))
+        if not found:
+            raise ValueError(str(exc)) from None
+        line = first_line + int(found.group(1)) - 1
+        raise ValueError(f"line {line}: {found.group(2)}") from None
+    return tuple(
+        ExampleSpec(source=part.source, want=part.want, line=first_line + part.lineno)
+        for part in parsed
+        if isinstance(part, doctest.Example)
+    )
+
+
+class LabDirective(SphinxDirective):
+    """```` ```{lab} Title ```` with doctest examples that run when the book is built."""
+
+    required_arguments = 1
+    final_argument_whitespace = True
+    has_content = True
+    option_spec = {
+        "timeout": _positive_float,
+        "needs": _needs,
+        "expect-failure": directives.flag,
+        "hide-output": directives.flag,
+    }
+
+    def first_content_line(self) -> int:
+        """1-based page line of the first content line.
+
+        docutils gives ``content_offset`` as the 0-based line in the document; MyST gives it
+        relative to the line after the directive's opening (options and a blank line skipped).
+        """
+        if type(self.state).__module__.startswith("myst_parser"):
+            return self.lineno + 1 + self.content_offset
+        return self.content_offset + 1
+
+    def run(self) -> list[nodes.Node]:
+        title = self.arguments[0].strip()
+        text = "\n".join(self.content) + "\n"
+        first_line = self.first_content_line()
+        try:
+            examples = parse_examples(text, first_line)
+        except ValueError as exc:
+            raise self.error(
+                f'lab "{title}": cannot parse its examples: {exc}. Write each example as '
+                '">>> code" (and "... " for continuation lines) followed by its expected output.'
+            ) from None
+        if not examples:
+            raise self.error(
+                f'lab "{title}" has no ">>>" examples: a lab is doctest examples with their '
+                'expected output, e.g. ">>> 1 + 1" then "2" on the next line.'
+            )
+        labs = self.env.temp_data.setdefault("atlas_labs_count", 0)
+        self.env.temp_data["atlas_labs_count"] = labs + 1
+        anchor = nodes.make_id(f"lab-{title}") or f"lab-{labs + 1}"
+        if anchor in self.state.document.ids:
+            anchor = f"{anchor}-{labs + 1}"
+        spec = LabSpec(
+            docname=self.env.docname,
+            index=labs,
+            anchor=anchor,
+            title=title,
+            text=text,
+            line=first_line,
+            start_line=self.lineno,
+            examples=examples,
+            timeout=self.options.get("timeout", float(self.config.atlas_labs_timeout)),
+            needs=self.options.get("needs", ""),
+            expect_failure="expect-failure" in self.options,
+            hide_output="hide-output" in self.options,
+        )
+        node = lab_node(spec=spec, ids=[anchor])
+        self.set_source_info(node)
+        self.state.document.ids[anchor] = node
+        return [node]

@@ -1,0 +1,131 @@
+"""Decide which pages' labs to run, run them with progress, cache and report the outcomes.
+
+Called at ``env-updated`` in Sphinx's main process. Modes (``atlas_labs_mode``): "auto" runs
+pages whose results are in neither the environment nor the cache; "force" runs every page and
+refreshes the cache (``make labs``); "off" runs nothing and marks every lab "not run". Every
+build re-reports every lab that is not fine, cached or not: a failing lab never goes quiet.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+from sphinx.util.display import status_iterator
+
+from atlas.labs.cache import ResultCache, labkit_digest, page_key
+from atlas.labs.model import CRASHED, NOT_RUN, OK_STATUSES, LabResult, LabSpec, PageResult
+from atlas.labs.report import problem_line, problem_text, write_junit
+from atlas.labs.runner import Job, LabRunner, ZygoteError
+
+logger = logging.getLogger(__name__)
+
+NO_RUN_BUILDERS = frozenset({"linkcheck", "gettext", "changes"})
+# Warning subtypes, for suppress_warnings and CI: lab.fail, lab.xpass, lab.timeout, lab.crash.
+SUBTYPES = {"failed": "fail", "xpass": "xpass", "timeout": "timeout", "crashed": "crash"}
+
+
+def build_folder(app: Sphinx) -> Path:
+    """``_build`` for ``sphinx-build -M html source _build`` (the doctrees' parent)."""
+    return Path(app.doctreedir).parent
+
+
+def _not_run(specs: list[LabSpec], key: str, why: str) -> PageResult:
+    return PageResult(
+        key=key, environment="", labs=[LabResult(NOT_RUN, message=why) for _ in specs]
+    )
+
+
+def run_labs(
+    app: Sphinx,
+    specs: dict[str, list[LabSpec]],
+    results: dict[str, PageResult],
+    reports: set[str],
+) -> list[str]:
+    """Bring ``results`` up to date for every page with labs; return the pages to rewrite."""
+    if not specs or app.builder.name in NO_RUN_BUILDERS:
+        return []
+    config = app.config
+    mode = config.atlas_labs_mode
+    changed: set[str] = set()
+    if mode == "off":
+        for docname, page_specs in specs.items():
+            if results.get(docname, _not_run([], "", "")).key != "off":
+                changed.add(docname)
+            why = "labs are off in this build (atlas_labs_mode = 'off')"
+            results[docname] = _not_run(page_specs, "off", why)
+        return sorted(changed | (reports if changed else set()))
+
+    labkit = labkit_digest()
+    memory = int(config.atlas_labs_memory_limit_mb)
+    seed = int(config.atlas_labs_seed)
+    cache = ResultCache(build_folder(app) / ".labs-cache")
+    jobs: list[Job] = []
+    for docname in sorted(specs):
+        key = page_key(specs[docname], labkit, seed, memory)
+        if mode != "force":
+            current = results.get(docname)
+            if current is not None and current.key == key:
+                continue
+            cached = cache.load(key)
+            if cached is not None:
+                results[docname] = cached
+                changed.add(docname)
+                continue
+        jobs.append(Job(docname, key, specs[docname], memory, seed))
+
+    if jobs:
+        changed.update(_run(app, jobs, results, cache))
+    _report(app, specs, results)
+    junit = build_folder(app) / "labs" / "junit.xml"
+    write_junit(junit, specs, results, lambda docname: str(app.env.doc2path(docname)))
+    return sorted(changed | (reports if changed else set()))
+
+
+def _run(
+    app: Sphinx, jobs: list[Job], results: dict[str, PageResult], cache: ResultCache
+) -> set[str]:
+    workers = int(app.config.atlas_labs_jobs) or max(1, app.parallel)
+    log = build_folder(app) / "labs" / "worker.log"
+    done: set[str] = set()
+    try:
+        with LabRunner(log, workers) as runner:
+            for job, page in status_iterator(
+                runner.run(jobs),
+                "running labs... ",
+                "darkgreen",
+                len(jobs),
+                app.verbosity,
+                stringify_func=lambda item: item[0].docname,
+            ):
+                results[job.docname] = page
+                done.add(job.docname)
+                if page.cacheable:
+                    cache.store(page)
+    except ZygoteError as exc:
+        for job in jobs:
+            if job.docname not in done:
+                results[job.docname] = PageResult(
+                    job.key, "", [LabResult(CRASHED, message=str(exc)) for _ in job.specs]
+                )
+                done.add(job.docname)
+    return done
+
+
+def _report(app: Sphinx, specs: dict[str, list[LabSpec]], results: dict[str, PageResult]) -> None:
+    """One error per lab that is not fine, at the page and line of the example to blame."""
+    for docname in sorted(specs):
+        page = results.get(docname)
+        if page is None:
+            continue
+        for spec in specs[docname]:
+            result = page.labs[spec.index] if spec.index < len(page.labs) else None
+            if result is None or result.status in OK_STATUSES or result.status == NOT_RUN:
+                continue
+            logger.error(
+                problem_text(spec, result),
+                type="lab",
+                subtype=SUBTYPES.get(result.status, result.status),
+                location=(docname, problem_line(spec, result)),
+            )

@@ -1,0 +1,119 @@
+"""Turn lab placeholders into what the reader sees: verified code, failures, a status line.
+
+Runs at ``doctree-resolved`` for every builder (HTML and LaTeX alike), with plain docutils
+nodes, so no builder needs a visitor of ours.
+"""
+
+from __future__ import annotations
+
+from docutils import nodes
+
+from atlas.labs.model import (
+    CRASHED,
+    FAILED,
+    NOT_RUN,
+    PASSED,
+    SKIPPED,
+    TIMEOUT,
+    XFAIL,
+    XPASS,
+    ExampleSpec,
+    LabResult,
+    LabSpec,
+    PageResult,
+)
+
+STATUS_WORDS = {
+    PASSED: "passed",
+    FAILED: "FAILED",
+    XFAIL: "failed as expected",
+    XPASS: "FAILED: passed, but it is marked as an expected failure",
+    TIMEOUT: "TIMED OUT",
+    CRASHED: "CRASHED",
+    SKIPPED: "skipped",
+    NOT_RUN: "not run",
+}
+
+
+def pycon(example: ExampleSpec, output: str | None) -> str:
+    """An example as a Python console transcript."""
+    lines = example.source.rstrip("\n").split("\n")
+    text = "\n".join([">>> " + lines[0], *("... " + line for line in lines[1:])])
+    if output:
+        text += "\n" + output.rstrip("\n")
+    return text
+
+
+def status_line(result: LabResult, environment: str) -> str:
+    """``passed · 0.41 s · torch 2.13.0 · CPU``."""
+    parts = [STATUS_WORDS.get(result.status, result.status)]
+    if result.status not in (SKIPPED, NOT_RUN):
+        parts.append(f"{result.seconds:.2f} s")
+    if environment:
+        parts.append(environment)
+    return " · ".join(parts)
+
+
+def _literal(text: str, language: str = "pycon") -> nodes.literal_block:
+    block = nodes.literal_block(text, text)
+    block["language"] = language
+    return block
+
+
+def _problem(spec: LabSpec, result: LabResult) -> list[nodes.Node]:
+    """Expected against actual for each failing example, or why the lab did not finish."""
+    out: list[nodes.Node] = []
+    for index, example in enumerate(spec.examples):
+        if index >= len(result.examples) or result.examples[index].outcome == "passed":
+            continue
+        got = result.examples[index]
+        box = nodes.admonition(classes=["atlas-lab-failure", "error"])
+        what = "raised" if got.outcome == "error" else "printed something else"
+        box += nodes.title("", f"Example {index + 1} (line {example.line}) {what}")
+        box += _literal(pycon(example, None))
+        box += nodes.paragraph("", "Expected:")
+        box += _literal(example.want or "(nothing)", "text")
+        box += nodes.paragraph("", "Got:")
+        box += _literal(got.got or "(nothing)", "text")
+        out.append(box)
+    if result.message and result.status != SKIPPED:
+        box = nodes.admonition(classes=["atlas-lab-failure", "error"])
+        box += nodes.title("", STATUS_WORDS.get(result.status, result.status).capitalize())
+        box += _literal(result.message, "text")
+        out.append(box)
+    return out
+
+
+def render_lab(spec: LabSpec, result: LabResult | None, environment: str) -> nodes.container:
+    """The rendered lab: title, transcript, problems, status line."""
+    if result is None:
+        result = LabResult(NOT_RUN, message="not run")
+    status = result.status.replace(" ", "-")
+    box = nodes.container(classes=["atlas-lab", f"atlas-lab-{status}"], ids=[spec.anchor])
+    title = nodes.paragraph(classes=["atlas-lab-title"])
+    title += nodes.strong("", "Lab: ")
+    title += nodes.Text(spec.title)
+    box += title
+    show_output = not spec.hide_output
+    transcript = "\n".join(
+        pycon(example, example.want if show_output else None) for example in spec.examples
+    )
+    box += _literal(transcript)
+    if result.status not in (PASSED, XFAIL):
+        box.extend(_problem(spec, result))
+    if result.status == SKIPPED and result.message:
+        box += nodes.paragraph("", f"Skipped: {result.message}.", classes=["atlas-lab-skip"])
+    line = nodes.paragraph(classes=["atlas-lab-status"])
+    line += nodes.emphasis("", status_line(result, environment))
+    box += line
+    return box
+
+
+def render_page(doctree: nodes.document, page: PageResult | None) -> None:
+    """Replace every lab placeholder of a resolved doctree."""
+    from atlas.labs.directive import lab_node
+
+    for node in list(doctree.findall(lab_node)):
+        spec: LabSpec = node["spec"]
+        result = page.labs[spec.index] if page and spec.index < len(page.labs) else None
+        node.replace_self(render_lab(spec, result, page.environment if page else ""))

@@ -1,0 +1,304 @@
+"""Sphinx side of the runner: start the zygote, run pages' labs concurrently, enforce timeouts.
+
+Never imports torch. One event loop watches the zygote's socket and each worker's event pipe;
+the deadline of the lab being run is enforced from here with SIGKILL, so a lab stuck in C code
+(a collective, a deadlock) still ends, and the example it was on is known from the events.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from atlas.labs import protocol
+from atlas.labs.model import (
+    CRASHED,
+    NOT_RUN,
+    TIMEOUT,
+    ExampleResult,
+    LabResult,
+    LabSpec,
+    PageResult,
+)
+
+STARTUP_TIMEOUT = 180.0  # seconds for the zygote to import torch on a cold, busy machine
+EXIT_GRACE = 2.0  # seconds to wait for the zygote to report how a dead worker ended
+
+
+@dataclass
+class Job:
+    """One page's labs, to run in one worker."""
+
+    docname: str
+    key: str
+    specs: list[LabSpec]
+    memory_limit_mb: int = 0
+    seed: int = 0
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "docname": self.docname,
+            "memory_limit_mb": self.memory_limit_mb,
+            "labs": [
+                {
+                    "text": spec.text,
+                    "needs": spec.needs,
+                    "expect_failure": spec.expect_failure,
+                    "seed": self.seed,
+                    "filename": f"{spec.docname} (lab {spec.index + 1}, line {spec.line})",
+                }
+                for spec in self.specs
+            ],
+        }
+
+
+@dataclass
+class _Running:
+    job: Job
+    fd: int
+    started: float
+    deadline: float
+    reader: protocol.Reader = field(default_factory=protocol.Reader)
+    pid: int = 0
+    environment: str = ""
+    lab: int = -1
+    example: int = -1
+    lab_started: float = 0.0
+    results: dict[int, LabResult] = field(default_factory=dict)
+    done: bool = False
+    eof: bool = False
+    eof_at: float = 0.0
+    exit: str = ""
+    timed_out: bool = False
+    error: str = ""
+
+
+class ZygoteError(RuntimeError):
+    """The zygote could not start (torch missing, import error): every lab is reported."""
+
+
+class LabRunner:
+    """Runs jobs in workers forked from one zygote; use as a context manager."""
+
+    def __init__(self, log_path: Path, jobs: int = 1) -> None:
+        self.log_path = log_path
+        self.max_workers = max(1, jobs)
+        self._sock: socket.socket | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._next_id = 0
+
+    def __enter__(self) -> LabRunner:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        package_root = str(Path(__file__).resolve().parents[2])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+        env.setdefault("OMP_NUM_THREADS", "1")
+        with open(self.log_path, "ab") as log:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "atlas.labs.zygote", str(theirs.fileno())],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                env=env,
+            )
+        theirs.close()
+        self._sock = ours
+        ours.settimeout(STARTUP_TIMEOUT)
+        try:
+            message = pickle.loads(ours.recv(1 << 20) or pickle.dumps(("broken", "")))
+        except TimeoutError:
+            message = ("broken", f"it did not start within {STARTUP_TIMEOUT:g} s")
+        ours.settimeout(None)
+        if message[0] != "ready":
+            self.__exit__(None, None, None)
+            detail = message[1].strip() or self._log_tail()
+            raise ZygoteError(f"the lab worker could not start: {detail}")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._sock is not None:
+            self._sock.close()  # the zygote kills its workers and exits on EOF
+            self._sock = None
+        if self._process is not None:
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+            self._process = None
+
+    def _log_tail(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-2000:].strip()
+        except OSError:
+            return ""
+
+    def run(self, jobs: list[Job]) -> Iterator[tuple[Job, PageResult]]:
+        """Yield each job with its result as soon as its page is done (for progress)."""
+        assert self._sock is not None, "use LabRunner as a context manager"
+        pending = deque(jobs)
+        running: dict[int, _Running] = {}
+        selector = selectors.DefaultSelector()
+        selector.register(self._sock, selectors.EVENT_READ)
+        try:
+            while pending or running:
+                while pending and len(running) < self.max_workers:
+                    job_id, state = self._launch(pending.popleft())
+                    running[job_id] = state
+                    selector.register(state.fd, selectors.EVENT_READ, job_id)
+                now = time.monotonic()
+                wake = min(self._next_deadline(state) for state in running.values())
+                for key, _ in selector.select(timeout=max(0.0, wake - now)):
+                    if key.fileobj is self._sock:
+                        self._on_zygote(running)
+                    else:
+                        self._on_events(running[key.data], selector)
+                now = time.monotonic()
+                for job_id, state in list(running.items()):
+                    self._enforce_deadline(state, now)
+                    if self._finished(state, now):
+                        del running[job_id]
+                        os.close(state.fd)
+                        yield state.job, self._result(state)
+        finally:
+            for state in running.values():
+                self._kill(state)
+                os.close(state.fd)
+            selector.close()
+
+    def _launch(self, job: Job) -> tuple[int, _Running]:
+        assert self._sock is not None
+        self._next_id += 1
+        read_fd, write_fd = os.pipe()
+        with tempfile.TemporaryFile() as job_file:
+            pickle.dump(job.payload(), job_file, protocol=pickle.HIGHEST_PROTOCOL)
+            job_file.flush()
+            message = pickle.dumps(("run", self._next_id))
+            socket.send_fds(self._sock, [message], [job_file.fileno(), write_fd])
+        os.close(write_fd)
+        os.set_blocking(read_fd, False)
+        now = time.monotonic()
+        first_timeout = job.specs[0].timeout if job.specs else 60.0
+        state = _Running(job=job, fd=read_fd, started=now, deadline=now + first_timeout)
+        return self._next_id, state
+
+    def _next_deadline(self, state: _Running) -> float:
+        if state.eof:
+            return state.eof_at + EXIT_GRACE
+        return state.deadline
+
+    def _on_zygote(self, running: dict[int, _Running]) -> None:
+        assert self._sock is not None
+        data = self._sock.recv(1 << 20)
+        if not data:
+            for state in running.values():  # the zygote died: so did its workers
+                state.exit = state.exit or "the lab zygote died"
+            return
+        kind, job_id, value = pickle.loads(data)
+        state = running.get(job_id)
+        if state is None:
+            return
+        if kind == "started":
+            state.pid = value
+        elif kind == "exited":
+            state.exit = value
+
+    def _on_events(self, state: _Running, selector: selectors.BaseSelector) -> None:
+        try:
+            chunk = os.read(state.fd, 1 << 20)
+        except BlockingIOError:
+            return
+        if not chunk:
+            selector.unregister(state.fd)
+            state.eof, state.eof_at = True, time.monotonic()
+            return
+        for event in state.reader.feed(chunk):
+            kind = event[0]
+            if kind == "hello":
+                state.environment = event[1]
+            elif kind == "lab":
+                state.lab, state.example = event[1], -1
+                state.lab_started = time.monotonic()
+                state.deadline = state.lab_started + state.job.specs[event[1]].timeout
+            elif kind == "example":
+                state.example = event[2]
+            elif kind == "result":
+                state.results[event[1]] = _lab_result(event[2])
+            elif kind == "done":
+                state.done = True
+            elif kind == "error":
+                state.error = event[1]
+
+    def _enforce_deadline(self, state: _Running, now: float) -> None:
+        if state.eof or state.timed_out or now < state.deadline:
+            return
+        state.timed_out = True
+        self._kill(state)
+
+    def _kill(self, state: _Running) -> None:
+        if state.pid:
+            try:
+                os.kill(state.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def _finished(self, state: _Running, now: float) -> bool:
+        if not state.eof:
+            return False
+        return state.done or state.timed_out or bool(state.exit) or now >= state.eof_at + 2.0
+
+    def _result(self, state: _Running) -> PageResult:
+        specs = state.job.specs
+        labs: list[LabResult] = []
+        for index, spec in enumerate(specs):
+            if index in state.results:
+                labs.append(state.results[index])
+            elif index == max(state.lab, 0) and not state.done:
+                labs.append(self._interrupted(state, spec))
+            else:
+                reason = "an earlier lab of this page ended its session"
+                labs.append(LabResult(NOT_RUN, message=f"not run: {reason}"))
+        return PageResult(key=state.job.key, environment=state.environment, labs=labs)
+
+    def _interrupted(self, state: _Running, spec: LabSpec) -> LabResult:
+        """The lab that was running when the worker was killed or died."""
+        example = state.example if state.example >= 0 else None
+        where = "before its first example"
+        if example is not None:
+            ex = spec.examples[example]
+            first = ex.source.splitlines()[0] if ex.source else ""
+            where = f"in example {example + 1} (line {ex.line}: >>> {first})"
+        seconds = round(time.monotonic() - (state.lab_started or state.started), 4)
+        done = [ExampleResult("passed") for _ in range(example or 0)]
+        if state.timed_out:
+            message = f"timed out after {spec.timeout:g} s {where}; its session was killed"
+            return LabResult(TIMEOUT, seconds, done, example, message)
+        how = state.exit or "no exit status reported"
+        message = f"the worker crashed ({how}) {where}"
+        if state.error:
+            message += f"\n{state.error}"
+        return LabResult(CRASHED, seconds, done, example, message)
+
+
+def _lab_result(data: dict[str, Any]) -> LabResult:
+    return LabResult(
+        status=data["status"],
+        seconds=data["seconds"],
+        examples=[ExampleResult(**example) for example in data["examples"]],
+        failed_example=data["failed_example"],
+        message=data["message"],
+    )

@@ -1,0 +1,132 @@
+"""Runs one page's labs inside a worker forked from the zygote (torch already imported).
+
+The labs of a page share one namespace, a module named ``__lab__`` registered in
+``sys.modules`` so that objects defined in a lab pickle by reference (run_ranks results).
+Progress goes to the Sphinx side as events, so that a hang or crash can be pinned on the
+example that was running.
+"""
+
+from __future__ import annotations
+
+import doctest
+import random
+import resource
+import sys
+import time
+import types
+from dataclasses import asdict
+from typing import Any
+
+from atlas.labs import protocol
+from atlas.labs.model import (
+    CRASHED,
+    FAILED,
+    PASSED,
+    SKIPPED,
+    XFAIL,
+    XPASS,
+    ExampleResult,
+    LabResult,
+)
+
+OPTIONFLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+MAX_OUTPUT = 20_000  # characters of actual output kept per example
+
+
+def environment() -> str:
+    """The environment line of the status: ``torch 2.13.0 · CPU``."""
+    import torch
+
+    version = torch.__version__.split("+")[0]
+    if torch.cuda.is_available():
+        return f"torch {version} · CUDA ({torch.cuda.get_device_name(0)})"
+    return f"torch {version} · CPU"
+
+
+def seed_everything(seed: int) -> None:
+    import numpy
+    import torch
+
+    random.seed(seed)
+    numpy.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+class _Runner(doctest.DocTestRunner):
+    """A doctest runner that records each example's outcome instead of printing a report."""
+
+    def __init__(self, fd: int, lab: int) -> None:
+        super().__init__(optionflags=OPTIONFLAGS)
+        self.fd, self.lab = fd, lab
+        self.results: list[ExampleResult] = []
+        self.out_of_memory = False
+        self._started = 0.0
+
+    def report_start(self, out: Any, test: doctest.DocTest, example: doctest.Example) -> None:
+        protocol.send(self.fd, ("example", self.lab, len(self.results)))
+        self._started = time.perf_counter()
+
+    def _record(self, outcome: str, got: str) -> None:
+        seconds = time.perf_counter() - self._started
+        self.results.append(ExampleResult(outcome, got[:MAX_OUTPUT], round(seconds, 4)))
+
+    def report_success(self, out: Any, test: Any, example: Any, got: str) -> None:
+        self._record("passed", got)
+
+    def report_failure(self, out: Any, test: Any, example: Any, got: str) -> None:
+        self._record("failed", got)
+
+    def report_unexpected_exception(self, out: Any, test: Any, example: Any, exc_info: Any) -> None:
+        self.out_of_memory = self.out_of_memory or _is_out_of_memory(exc_info[1])
+        self._record("error", doctest._exception_traceback(exc_info))  # type: ignore[attr-defined]
+
+
+def _is_out_of_memory(exc: BaseException) -> bool:
+    """MemoryError, or torch's allocator failing under the memory cap (a RuntimeError)."""
+    if isinstance(exc, MemoryError):
+        return True
+    return isinstance(exc, RuntimeError) and "can't allocate memory" in str(exc)
+
+
+def run_lab(index: int, lab: dict[str, Any], namespace: dict[str, Any], fd: int) -> LabResult:
+    """Run one lab's examples in the page's namespace."""
+    import torch
+
+    if lab["needs"] == "cuda" and not torch.cuda.is_available():
+        return LabResult(SKIPPED, message="needs CUDA, and this machine has no GPU")
+    seed_everything(lab["seed"])
+    parser = doctest.DocTestParser()
+    test = parser.get_doctest(lab["text"], namespace, f"lab {index}", lab["filename"], 0)
+    test.globs = namespace  # DocTest copies its globals; the labs of a page share them
+    runner = _Runner(fd, index)
+    started = time.perf_counter()
+    runner.run(test, out=lambda text: None, clear_globs=False)
+    seconds = round(time.perf_counter() - started, 4)
+    failing = [i for i, example in enumerate(runner.results) if example.outcome != "passed"]
+    first = failing[0] if failing else None
+    if runner.out_of_memory:
+        limit = lab["memory_limit_mb"]
+        cap = f" under the worker's memory cap of {limit} MiB" if limit else ""
+        return LabResult(CRASHED, seconds, runner.results, first, f"out of memory{cap}")
+    if lab["expect_failure"]:
+        status = XFAIL if failing else XPASS
+    else:
+        status = FAILED if failing else PASSED
+    return LabResult(status, seconds, runner.results, first)
+
+
+def run_page(job: dict[str, Any], fd: int) -> None:
+    """Run every lab of a page in order, sending events to ``fd``; called in a fresh fork."""
+    limit = job["memory_limit_mb"]
+    if limit and not any(lab["needs"] == "cuda" for lab in job["labs"]):
+        cap = limit * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    protocol.send(fd, ("hello", environment()))
+    module = types.ModuleType("__lab__")
+    sys.modules["__lab__"] = module
+    namespace = module.__dict__
+    for index, lab in enumerate(job["labs"]):
+        protocol.send(fd, ("lab", index))
+        result = run_lab(index, {**lab, "memory_limit_mb": limit}, namespace, fd)
+        protocol.send(fd, ("result", index, asdict(result)))
+    protocol.send(fd, ("done",))
