@@ -509,12 +509,20 @@ def fetch_commits(
 
 
 def fetch_upstream(
-    book_root: Path, need: Needs, progress: Progress | None = None, quick: bool = False
+    book_root: Path,
+    need: Needs,
+    progress: Progress | None = None,
+    quick: bool = False,
+    into: Path | None = None,
 ) -> Result:
-    """Bring one upstream's cited commits, trees and blobs; idempotent."""
+    """Bring one upstream's cited commits, trees and blobs; idempotent. ``into``: a store of
+    our own elsewhere (made when absent), e.g. for a benchmark in a temporary folder."""
     up = need.upstream
     result = Result(up.name)
-    git_dir, ours = ensure_store(book_root, up)
+    if into is not None:
+        git_dir, ours = (into if _is_store(into) else create_store(into, up.url)), True
+    else:
+        git_dir, ours = ensure_store(book_root, up)
     result.store = str(git_dir)
     size0, count0 = pack_bytes(git_dir)
     paths = dict(need.paths)
