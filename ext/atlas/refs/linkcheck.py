@@ -51,6 +51,13 @@ def host_of(url: str) -> str:
     return (urlsplit(url).hostname or "").lower()
 
 
+def service_of(url: str) -> str:
+    """host:port, what the circuit breaker tracks (another port is another server)."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{(parts.hostname or '').lower()}:{port}"
+
+
 class HostPacer:
     """At most one request per interval to a host (matched by name or parent domain)."""
 
@@ -141,30 +148,33 @@ class PacedSession:
         return self._call(self.inner.get, url, **kwargs)
 
     def _call(self, method: Any, url: str, **kwargs: Any) -> Any:
-        host = host_of(url)
-        reason = self.checker.breaker.reason(host)
+        host, service = host_of(url), service_of(url)
+        reason = self.checker.breaker.reason(service)
         if reason:
             self.last = ("unreachable", 0)
             raise requests.exceptions.ConnectionError(f"not requested: {reason}")
-        self.checker.pacer.wait(host, lambda: self.checker.breaker.reason(host) is not None)
-        reason = self.checker.breaker.reason(host)  # went down while we waited our turn
+        self.checker.pacer.wait(host, lambda: self.checker.breaker.reason(service) is not None)
+        reason = self.checker.breaker.reason(service)  # went down while we waited our turn
         if reason:
             self.last = ("unreachable", 0)
             raise requests.exceptions.ConnectionError(f"not requested: {reason}")
         self.checker.count_request(url)
         try:
             response = method(url=url, **kwargs)
-        except requests.exceptions.Timeout as exc:
+        except requests.exceptions.ConnectTimeout as exc:  # nobody answers: count it
             self.last = ("timeout", 0)
-            self.checker.breaker.failure(host, short_error(exc))
+            self.checker.breaker.failure(service, short_error(exc))
+            raise
+        except requests.exceptions.Timeout:  # a slow page on a live server: do not
+            self.last = ("timeout", 0)
             raise
         except requests.exceptions.ConnectionError as exc:
             self.last = ("unreachable", 0)
             text = str(exc)
-            self.checker.breaker.failure(host, short_error(exc), fatal="resolve" in text.lower())
+            self.checker.breaker.failure(service, short_error(exc), fatal="resolve" in text.lower())
             raise
         self.last = ("http", response.status_code)
-        self.checker.breaker.success(host)
+        self.checker.breaker.success(service)
         return response
 
     def close(self) -> None:
@@ -231,13 +241,13 @@ class AtlasWorker(HyperlinkAvailabilityCheckWorker):
             transient = status == _Status.TIMEOUT or (
                 status == _Status.BROKEN and (kind in {"timeout", "unreachable"} or http >= 500)
             )
-            if not transient or self.checker.breaker.reason(host_of(uri)):
+            if not transient or self.checker.breaker.reason(service_of(uri)):
                 break
         kind = detail.get("outcome")
         if detail.get("gave_up_429"):
             info = f"rate-limited: {detail['gave_up_429']}"
         elif status == _Status.BROKEN and kind == "unreachable":
-            reason = self.checker.breaker.reason(host_of(uri))
+            reason = self.checker.breaker.reason(service_of(uri))
             info = f"unreachable: {reason or info}"
         return status, info, code
 
