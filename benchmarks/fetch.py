@@ -74,8 +74,44 @@ def clone_bytes(url: str, dest: Path, *extra: str) -> tuple[int | None, float, s
     return size, took, ""
 
 
-def mirror_pack_bytes(git_dir: Path) -> int:
-    return fetch.pack_bytes(git_dir)[0]
+def clone_pack_bytes(git_dir: Path) -> int:
+    """Size of the pack a clone would receive (branches and tags), made by the mirror itself
+    while skipping the objects it lacks: the baseline where a real clone fails on them."""
+    objects = subprocess.run(
+        [
+            "git",
+            f"--git-dir={git_dir}",
+            "rev-list",
+            "--objects",
+            "--missing=allow-any",
+            "--branches",
+            "--tags",
+        ],
+        capture_output=True,
+        check=True,
+    ).stdout
+    pack = subprocess.Popen(
+        [
+            "git",
+            f"--git-dir={git_dir}",
+            "pack-objects",
+            "--stdout",
+            "--missing=allow-any",
+            "--delta-base-offset",
+            "-q",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert pack.stdin is not None and pack.stdout is not None
+    pack.stdin.write(objects)
+    pack.stdin.close()
+    size = 0
+    while chunk := pack.stdout.read(1 << 20):
+        size += len(chunk)
+    pack.wait()
+    return size
 
 
 def main() -> int:
@@ -108,8 +144,8 @@ def main() -> int:
                 partial = clone_bytes(url, tmp / "partial.git", "--filter=blob:none")
             full, full_s, full_err = clone_bytes(url, tmp / "full.git")
             estimated = full is None
-            if estimated:  # the mirror lacks a large blob: its own packs stand for the clone
-                full = mirror_pack_bytes(mirror)
+            if estimated:  # the mirror lacks a large blob, so a clone fails: pack it ourselves
+                full = clone_pack_bytes(mirror)
             row = {
                 "upstream": name,
                 "cited_files": cited,
@@ -124,7 +160,9 @@ def main() -> int:
                 "ratio_full_over_fetch": round(full / max(result.bytes, 1), 1),
             }
             rows.append(row)
-            note = f" (clone failed: {full_err}; mirror packs used)" if estimated else ""
+            note = (
+                f" (clone failed: {full_err}; packed without the absent blobs)" if estimated else ""
+            )
             print(
                 f"{name:<17} {cited:>4} files  fetch {fetch.human(result.bytes):>10}"
                 f"  partial {fetch.human(partial[0]) if partial[0] else '-':>10}"
