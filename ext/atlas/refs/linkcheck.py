@@ -38,6 +38,7 @@ from sphinx.builders.linkcheck import (
 from sphinx.util import logging
 from sphinx.util.http_date import rfc1123_to_epoch
 
+from atlas.refs.arxiv import paper_identity
 from atlas.refs.cache import LinkCache
 from atlas.refs.github import Verifier
 
@@ -149,7 +150,7 @@ class PacedSession:
 
     def _call(self, method: Any, url: str, **kwargs: Any) -> Any:
         host, service = host_of(url), service_of(url)
-        reason = self.checker.breaker.reason(service)
+        reason = self.checker.breaker.reason(service) or self.checker.budget_spent()
         if reason:
             self.last = ("unreachable", 0)
             raise requests.exceptions.ConnectionError(f"not requested: {reason}")
@@ -287,6 +288,16 @@ class AtlasChecker(HyperlinkAvailabilityChecker):
         self.details: dict[str, dict[str, Any]] = {}
         self.requests_sent = 0
         self._lock = threading.Lock()
+        self.budget = float(config.atlas_linkcheck_budget_s)
+        self.deadline = time.monotonic() + self.budget if self.budget > 0 else None
+
+    def budget_spent(self) -> str | None:
+        """Why no more requests may be sent: the whole check's time budget is over."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            return (
+                f"the link check's budget of {self.budget:g} s is spent (atlas_linkcheck_budget_s)"
+            )
+        return None
 
     def detail(self, uri: str) -> dict[str, Any]:
         with self._lock:
@@ -366,6 +377,19 @@ def category(status: str, detail: dict[str, Any]) -> str:
     return status  # redirected, timeout
 
 
+def bib_locations(app: Any) -> dict[str, str]:
+    """Paper identity -> "references.bib:LINE (key)", so a bad bibliography link names its entry."""
+    from atlas.refs.checks import bibliographies, shown
+
+    found: dict[str, str] = {}
+    for bib in bibliographies(app):
+        for ident, key in bib.identities().items():
+            entry = bib.entries[key]
+            where = f"{shown(app, bib.path)}:{entry.line_of('url')} ({key})"
+            found.setdefault(ident, where)
+    return found
+
+
 class AtlasLinkcheckBuilder(CheckExternalLinksBuilder):
     """Sphinx's ``linkcheck`` builder with :class:`AtlasChecker` and a categorised JSON."""
 
@@ -383,6 +407,7 @@ class AtlasLinkcheckBuilder(CheckExternalLinksBuilder):
         verifier = Verifier(Path(config.atlas_linkcheck_repo or self.confdir))
         checker = AtlasChecker(config, cache=cache, verifier=verifier)
         records: list[dict[str, Any]] = []
+        bib_entries = bib_locations(self._app)
         started = time.monotonic()
         logger.info("")
         with (
@@ -391,6 +416,8 @@ class AtlasLinkcheckBuilder(CheckExternalLinksBuilder):
         ):
             for result in checker.check(self.hyperlinks):
                 self.process_result(result)
+                if result.status == _Status.UNCHECKED:
+                    continue  # in-page anchors, mailto: and the like: not external links
                 detail = checker.details.get(result.uri, {})
                 records.append(
                     {
@@ -407,6 +434,7 @@ class AtlasLinkcheckBuilder(CheckExternalLinksBuilder):
                         "attempts": detail.get("attempts", 0),
                         "rate_limited": detail.get("rate_limited", 0),
                         "unverified": detail.get("unverified", ""),
+                        "bib": bib_entries.get(paper_identity(result.uri) or "", ""),
                     }
                 )
         cache.save()

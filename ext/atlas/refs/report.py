@@ -55,7 +55,10 @@ def render(data: dict[str, Any], *, show_all: bool = False) -> str:
             if link.get("source") == "cache":
                 extra.append("cached")
             note = f" [{', '.join(extra)}]" if extra else ""
-            lines.append(f"  {link['filename']}:{link['lineno']}: {link['uri']}{info}{note}")
+            where = f"{link['filename']}:{link['lineno']}"
+            if link.get("bib"):
+                where = link["bib"]  # a bibliography link: point at the entry to fix
+            lines.append(f"  {where}: {link['uri']}{info}{note}")
     unverified = [link for link in links if link.get("unverified")]
     if unverified:
         lines += [
@@ -85,8 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     text = render(data, show_all=show_all)
     (outdir / "report.txt").write_text(text, encoding="utf-8")
-    print(text, end="")
-    print(f"Report: {outdir / 'report.txt'}; JSON: {source} (Sphinx's own: output.json)")
+    try:
+        print(text, end="")
+        print(f"Report: {outdir / 'report.txt'}; JSON: {source} (Sphinx's own: output.json)")
+    except BrokenPipeError:  # `... | head`: the report file is complete anyway
+        pass
     return 1 if any(link.get("category") in FAILING for link in data.get("links", [])) else 0
 
 
