@@ -174,3 +174,17 @@ def test_if_needed_offline_says_one_line_and_succeeds(tmp_path, up) -> None:
 def test_unknown_name_is_refused(book, capsys) -> None:
     rc, err = main(book, "nope", capsys=capsys)
     assert rc == 2 and "unknown upstream(s) nope" in err
+
+
+def test_short_rev_left_by_a_bump_is_expanded_from_past_pins(tmp_path, up, capsys) -> None:
+    v0, v1, _ = up.commits
+    book = make_book(
+        tmp_path / "book",
+        {"source/index.md": f"# P\n\n{{upstream}}`up@{v0[:10]} pkg/old.py:1`\n"},
+        {"up": FixtureUpstream(up, pin=v0, url=up.url)},
+    )
+    git(book, "update-index", "--cacheinfo", f"160000,{v1},upstreams/up")
+    git(book, "commit", "-q", "-m", "bump up")
+    rc, err = main(book, capsys=capsys)
+    assert rc == 0, err
+    assert GitStore(store(book)).read_blob(v0, "pkg/old.py") == b"old = 1\n"

@@ -469,7 +469,7 @@ def _carry(
                 old_lines[start - 1 : end],
                 new_lines[lo - 1 : hi],
                 f"{spec.path}:{start}-{end}@{old[:SHORT]}",
-                f"{where}:{lo}-{hi}",
+                f"{move.new_path}:{lo}-{hi}@{new[:SHORT]}",
                 start,
                 lo,
             )
@@ -675,6 +675,8 @@ def table(the_plan: Plan) -> str:
     width = max((len(f"{r.page}:{r.line}") for r in the_plan.records), default=10)
     for r in the_plan.records:
         arrow = r.new if r.new != r.old else "(as is)"
+        if r.status == "moved" and r.new == r.old and r.detail:
+            arrow += f" ({r.detail})"
         rows.append(f"  {r.status:<9} {f'{r.page}:{r.line}':<{width}}  {r.old}  ->  {arrow}")
     counts = the_plan.counts()
     rows.append(

@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from atlas.upstream.gitstore import FULL_SHA, HEX, GitStore, MissingObject, UnsafePath
@@ -75,6 +76,32 @@ def lock_revs(book_root: Path) -> dict[str, set[str]]:
         if match:
             found.setdefault(match.group(1), set()).add(match.group(2))
     return found
+
+
+@lru_cache(maxsize=32)
+def past_pins(book_root: Path, up: Upstream) -> set[str]:
+    """Every commit the book's history ever pinned NAME to: a citation left behind by a bump
+    (``NAME@OLDSHORT``) names one, and a remote can only be asked for a full SHA."""
+    proc = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(book_root),
+            "log",
+            "--all",
+            "--format=",
+            "--raw",
+            "--no-abbrev",
+            "--",
+            up.path,
+        ],
+        capture_output=True,
+        text=True,
+        env=git_env(),
+        check=False,
+    )
+    found = set(re.findall(r"\b[0-9a-f]{40}\b", proc.stdout)) if proc.returncode == 0 else set()
+    return found - {"0" * 40}
 
 
 def collect_needs(
@@ -143,14 +170,16 @@ def _expand_rev(
         if found:
             return found
     if hexlike:
-        matches = sorted(sha for sha in known.get(up.name, ()) if sha.startswith(low))
+        candidates = known.get(up.name, set()) | past_pins(book_root, up)
+        matches = sorted(sha for sha in candidates if sha.startswith(low))
         if len(matches) == 1:
             return matches[0]
         if not re.fullmatch(r"[0-9a-f]{7,39}", low):
             need.refs.setdefault(rev, set())  # all-hex but not a SHA length: may be a tag
             return None
         need.unresolved[rev] = (
-            f"{up.name}@{rev} is a short SHA that is not in the store or upstreams.lock; "
+            f"{up.name}@{rev} is a short SHA found in neither the store, upstreams.lock nor "
+            "the book's past pins; "
             "a remote can only be asked for a full SHA: write the full 40-digit SHA"
         )
         return None
