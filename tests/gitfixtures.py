@@ -186,22 +186,11 @@ class FixtureUpstream:
     link_only_pin: str | None = None
 
 
-def make_book(
-    path: Path,
-    files: Mapping[str, str],
-    upstreams: Mapping[str, FixtureUpstream] = (),  # type: ignore[assignment]
-    *,
-    commit: bool = True,
-) -> Path:
-    """A fixture book: a git repository with ``files`` and upstreams registered as submodules
-    (gitlinks at their pins), the way the real book registers them."""
-    path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "-q")
-    for rel, text in files.items():
-        (path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (path / rel).write_text(text, encoding="utf-8")
-    for name, up in dict(upstreams).items():
+def register_upstreams(path: Path, upstreams: Mapping[str, FixtureUpstream]) -> list[str]:
+    """Register upstreams in the book repository at ``path`` the way the real book does:
+    .gitmodules entries plus gitlinks at the pins (or an initialised submodule). Returns the
+    paths to stage."""
+    for name, up in upstreams.items():
         sub = f"upstreams/{name}"
         url = up.url or f"https://github.com/fixture/{name}"
         if up.init and up.repo is not None:
@@ -210,35 +199,41 @@ def make_book(
                 git(path / sub, "checkout", "-q", up.pin)
                 git(path, "add", sub)
             git(path, "config", "-f", ".gitmodules", f"submodule.{name}.url", url)
-        else:
-            git(path, "config", "-f", ".gitmodules", f"submodule.{name}.path", sub)
-            git(path, "config", "-f", ".gitmodules", f"submodule.{name}.url", url)
-            if up.link_only_pin:
-                git(
-                    path,
-                    "config",
-                    "-f",
-                    ".gitmodules",
-                    f"submodule.{name}.atlas-link-only-pin",
-                    up.link_only_pin,
-                )
-            else:
-                git(path, "config", "-f", ".gitmodules", f"submodule.{name}.update", "none")
-                pin = up.pin or (up.repo.head if up.repo else None)
-                if pin:
-                    git(path, "update-index", "--add", "--cacheinfo", f"160000,{pin},{sub}")
-    staged = [rel for rel in files] + ([".gitmodules"] if (path / ".gitmodules").exists() else [])
-    if staged:
-        git(path, "add", "--", *staged)
+            continue
+        gm = ["config", "-f", ".gitmodules"]
+        git(path, *gm, f"submodule.{name}.path", sub)
+        git(path, *gm, f"submodule.{name}.url", url)
+        if up.link_only_pin:
+            git(path, *gm, f"submodule.{name}.atlas-link-only-pin", up.link_only_pin)
+            continue
+        git(path, *gm, f"submodule.{name}.update", "none")
+        pin = up.pin or (up.repo.head if up.repo else None)
+        if pin:
+            git(path, "update-index", "--add", "--cacheinfo", f"160000,{pin},{sub}")
+    return [".gitmodules"] if (path / ".gitmodules").exists() else []
+
+
+def make_book(
+    path: Path,
+    files: Mapping[str, str] | None = None,
+    upstreams: Mapping[str, FixtureUpstream] | None = None,
+    *,
+    commit: bool = True,
+) -> Path:
+    """A fixture book: a git repository with ``files`` (added to what ``path`` already holds,
+    e.g. a copied tests/roots folder) and upstreams registered as submodules (gitlinks at
+    their pins), the way the real book registers them."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q")
+    for rel, text in (files or {}).items():
+        (path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (path / rel).write_text(text, encoding="utf-8")
+    staged = register_upstreams(path, dict(upstreams or {}))
+    git(path, "add", "--", ".", ":(exclude)upstreams", *staged)
     if commit:
-        git(
-            path,
-            "commit",
-            "-q",
-            "-m",
-            "fixture book",
-            env={"GIT_AUTHOR_DATE": "1700000000 +0000", "GIT_COMMITTER_DATE": "1700000000 +0000"},
-        )
+        date = {"GIT_AUTHOR_DATE": "1700000000 +0000", "GIT_COMMITTER_DATE": "1700000000 +0000"}
+        git(path, "commit", "-q", "-m", "fixture book", env=date)
     return path
 
 

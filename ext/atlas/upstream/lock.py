@@ -2,7 +2,9 @@
 
 The file sits at the book root, is committed, and holds no code: per citation the blob id it
 read and the sha256 of the selected text (after options). JSON with sorted keys, one entry per
-distinct citation key (see :func:`lock_key`), so diffs stay small and merges easy.
+distinct citation key (see :func:`lock_key`), so diffs stay small and merges easy. A second
+map, ``revs``, records what each tag or short SHA written in a page resolved to
+(``"megatron@v0.9": FULLSHA``), so a build without the objects still knows the commit.
 """
 
 from __future__ import annotations
@@ -70,15 +72,33 @@ def load_lock(root: Path) -> dict[str, LockEntry]:
         ) from exc
 
 
-def dumps_lock(data: dict[str, LockEntry]) -> str:
-    body = {"citations": {k: data[k].to_json() for k in sorted(data)}, "version": LOCK_VERSION}
+def load_revs(root: Path) -> dict[str, str]:
+    """``NAME@REV -> FULLSHA`` for the tags and short SHAs pages use (empty without a lock)."""
+    path = lock_path(root)
+    if not path.is_file():
+        return {}
+    try:
+        revs = json.loads(path.read_text(encoding="utf-8")).get("revs", {})
+        return {str(k): str(v) for k, v in revs.items()}
+    except (ValueError, AttributeError) as exc:
+        raise ValueError(f"{path} is not a valid lock ({exc})") from exc
+
+
+def dumps_lock(data: dict[str, LockEntry], revs: dict[str, str] | None = None) -> str:
+    body: dict[str, object] = {
+        "citations": {k: data[k].to_json() for k in sorted(data)},
+        "version": LOCK_VERSION,
+    }
+    if revs:
+        body["revs"] = dict(sorted(revs.items()))
     return json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def save_lock(root: Path, data: dict[str, LockEntry]) -> bool:
-    """Write the lock atomically; returns False when the content was already the same."""
+def save_lock(root: Path, data: dict[str, LockEntry], revs: dict[str, str] | None = None) -> bool:
+    """Write the lock atomically (``revs`` None keeps the file's revs); returns False when the
+    content was already the same."""
     path = lock_path(root)
-    text = dumps_lock(data)
+    text = dumps_lock(data, load_revs(root) if revs is None else revs)
     if path.is_file() and path.read_text(encoding="utf-8") == text:
         return False
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".upstreams.lock.")

@@ -1,0 +1,152 @@
+"""``python -m atlas.upstream check`` and ``lock``: every citation of the book, outside Sphinx.
+
+``check`` resolves each citation against the git objects (the snippet cache only when the
+objects are absent) and prints a table: page, line, citation, status. It exits 1 when a
+citation is wrong, drifted from the lock, or not in the lock yet; ``--strict`` also fails on
+citations whose objects are missing. ``lock`` rewrites upstreams.lock from the objects: new
+citations are added, drifted ones refreshed, uncited ones dropped; entries whose objects are
+absent here are kept as they were.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from atlas.upstream.citations import CitationSite, scan_book
+from atlas.upstream.gitstore import close_all
+from atlas.upstream.lock import LockEntry, load_lock, load_revs, save_lock
+from atlas.upstream.resolve import DRIFT, ERROR, MISSING, OK, Resolution, Resolver
+
+RENDER_ONLY = ("caption", "name", "class")
+UNLOCKED = "unlocked"
+
+
+@dataclass
+class Row:
+    site: CitationSite
+    res: Resolution
+
+    @property
+    def status(self) -> str:
+        if self.res.status == OK and self.res.new_entry:
+            return UNLOCKED
+        return self.res.status
+
+    @property
+    def message(self) -> str:
+        if self.status == UNLOCKED:
+            return "not in upstreams.lock; run `python -m atlas.upstream lock` and commit it"
+        return self.res.message
+
+
+def resolve_sites(root: Path, source: str, stores: Path | None) -> tuple[Resolver, list[Row]]:
+    if stores is None and os.environ.get("ATLAS_UPSTREAMS_ROOT"):
+        stores = Path(os.environ["ATLAS_UPSTREAMS_ROOT"])
+    resolver = Resolver(root, stores_root=stores, read_cache=False)
+    rows = []
+    for site in scan_book(root, source):
+        if site.spec is None:
+            res = Resolution(raw=site.raw, status=ERROR, message=site.error or "does not parse")
+        else:
+            options = {k: v for k, v in site.options.items() if k not in RENDER_ONLY}
+            res = resolver.resolve(site.spec, options)
+        rows.append(Row(site, res))
+    return resolver, rows
+
+
+def table(rows: list[Row]) -> str:
+    """A plain-text table; each problem's message on the line below its row."""
+    head = ("page", "line", "citation", "status")
+    cells = [(r.site.page, str(r.site.line), r.site.raw, r.status) for r in rows]
+    widths = [max([len(head[i])] + [len(c[i]) for c in cells]) for i in range(4)]
+    fmt = "  ".join(f"{{:{'>' if i == 1 else '<'}{w}}}" for i, w in enumerate(widths))
+    out = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
+    for row, cell in zip(rows, cells, strict=True):
+        out.append(fmt.format(*cell).rstrip())
+        if row.status != OK:
+            out.append(f"    -> {row.message}")
+    return "\n".join(out)
+
+
+def _args(argv: list[str]) -> argparse.Namespace:
+    cmd = argv[0]
+    parser = argparse.ArgumentParser(
+        prog=f"python -m atlas.upstream {cmd}",
+        description=(__doc__ or "").split("\n\n")[1].replace("\n", " "),
+    )
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="the book root (default: .)")
+    parser.add_argument("--source", default="source", help="pages folder under the root")
+    parser.add_argument(
+        "--stores", type=Path, default=None, help="folder of extra object stores (NAME.git)"
+    )
+    if cmd == "check":
+        parser.add_argument("--strict", action="store_true", help="missing objects fail too")
+        parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    return parser.parse_args(argv[1:])
+
+
+def run_check(args: argparse.Namespace) -> int:
+    _, rows = resolve_sites(args.root.resolve(), args.source, args.stores)
+    counts = Counter(r.status for r in rows)
+    if args.json:
+        print(json.dumps([
+            {"page": r.site.page, "line": r.site.line, "citation": r.site.raw,
+             "status": r.status, "message": r.message} for r in rows
+        ], indent=2))  # fmt: skip
+    else:
+        print(table(rows) if rows else "no upstream citations found")
+        print("\n" + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) if rows else "")
+    failing = {ERROR, DRIFT, UNLOCKED} | ({MISSING} if args.strict else set())
+    return 1 if any(r.status in failing for r in rows) else 0
+
+
+def run_lock(args: argparse.Namespace) -> int:
+    root = args.root.resolve()
+    resolver, rows = resolve_sites(root, args.source, args.stores)
+    old, old_revs = load_lock(root), load_revs(root)
+    new: dict[str, LockEntry] = {}
+    revs: dict[str, str] = {}
+    for row in rows:
+        res = row.res
+        if res.key is None:
+            continue
+        if res.rev_key and res.commit:
+            revs[res.rev_key] = res.commit
+        elif row.site.spec and row.site.spec.rev:
+            rev_key = f"{row.site.spec.name}@{row.site.spec.rev}"
+            if rev_key in old_revs:
+                revs[rev_key] = old_revs[rev_key]
+        if res.status in (OK, DRIFT) and res.read is not None:
+            new[res.key] = res.read
+        elif res.status == MISSING and res.key in old:
+            new[res.key] = old[res.key]
+    changed = save_lock(root, new, revs)
+    added = len(set(new) - set(old))
+    dropped = len(set(old) - set(new))
+    refreshed = sum(1 for k in set(new) & set(old) if new[k] != old[k])
+    print(
+        f"upstreams.lock: {len(new)} entries ({added} added, {refreshed} refreshed, "
+        f"{dropped} dropped){'' if changed else ', unchanged'}"
+    )
+    errors = [r for r in rows if r.status == ERROR]
+    if errors:
+        print(table(errors), file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    args = _args(argv)
+    try:
+        return run_check(args) if argv[0] == "check" else run_lock(args)
+    except ValueError as exc:  # an unreadable lock or .gitmodules: say so, no traceback
+        print(f"{argv[0]}: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        close_all()

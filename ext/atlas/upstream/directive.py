@@ -1,0 +1,296 @@
+"""The ``upstream`` directive and role: exact upstream code, numbered as upstream numbers it.
+
+A wrong citation is one error at its page and line, and the build fails at its end even
+without ``-W`` (a book that quotes the wrong code must not publish). Absent objects only give
+a visible placeholder and a warning ``upstream.missing``, which strict CI builds may allow.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+from sphinx.errors import SphinxError
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective, SphinxRole
+
+from atlas.upstream.resolve import (
+    DRIFT,
+    ERROR,
+    MISSING,
+    OK,
+    Resolution,
+    Resolver,
+    default_resolver,
+)
+
+logger = logging.getLogger(__name__)
+REV_PREFIX = "rev:"
+ELISION = "\u22ee {n} lines not shown (L{a}\u2013L{b})"
+
+
+class UpstreamCitationError(SphinxError):
+    category = "Upstream citation error"
+
+
+# This build's resolver per source folder: made at builder-inited, inherited by -j workers.
+_RESOLVERS: dict[str, Resolver] = {}
+
+
+def resolver(env: BuildEnvironment) -> Resolver:
+    found = _RESOLVERS.get(str(env.srcdir))
+    if found is None:
+        raise UpstreamCitationError("atlas.upstream: no resolver (builder-inited did not run)")
+    return found
+
+
+def book_root(app: Sphinx) -> Path:
+    return Path(app.config.atlas_book_root or app.confdir).resolve()
+
+
+def make_resolver(app: Sphinx) -> Resolver:
+    cfg = app.config
+    root = book_root(app)
+    res = default_resolver(
+        root,
+        stores_root=Path(cfg.atlas_upstreams_root) if cfg.atlas_upstreams_root else None,
+        cache_dir=Path(cfg.atlas_snippets_cache)
+        if cfg.atlas_snippets_cache
+        else root / "snippets_cache",
+        max_lines=int(cfg.atlas_upstream_max_lines),
+        frozen=cfg.atlas_upstream_lock == "frozen",
+    )
+    _RESOLVERS[str(app.srcdir)] = res
+    return res
+
+
+def report(env: BuildEnvironment, res: Resolution, location: tuple[str, int], kind: str) -> None:
+    """Log the outcome (error, drift, missing) and remember errors and new lock entries."""
+    docname = env.docname
+    if res.status in (ERROR, DRIFT):
+        subtype = "drift" if res.status == DRIFT else "error"
+        logger.error(
+            "upstream %s '%s': %s", kind, res.raw, res.message,
+            location=location, type="upstream", subtype=subtype,
+        )  # fmt: skip
+        errors = env.atlas_upstream_errors  # type: ignore[attr-defined]
+        errors.setdefault(docname, []).append((location[1], f"{res.raw}: {res.message}"))
+    elif res.status == MISSING:
+        logger.warning(
+            "upstream %s '%s': %s", kind, res.raw, res.message,
+            location=location, type="upstream", subtype="missing",
+        )  # fmt: skip
+        env.atlas_upstream_missing.add(docname)  # type: ignore[attr-defined]
+    new = env.atlas_upstream_new  # type: ignore[attr-defined]
+    if res.new_entry and res.key and res.entry:
+        new.setdefault(docname, {})[res.key] = (res.entry.blob, res.entry.sha256)
+    if res.rev_key and res.commit and res.status in (OK, DRIFT):
+        new.setdefault(docname, {})[REV_PREFIX + res.rev_key] = (res.commit, "")
+
+
+def caption_node(res: Resolution, title: str | None) -> nodes.caption:
+    """The caption: optional title, then ``NAME@sha · path · L10–L40`` linking to GitHub.
+
+    The link is a plain ``reference`` with ``refuri``, so LaTeX keeps it (footnote or URL).
+    """
+    label = res.caption()
+    ref = nodes.reference(label, label, refuri=res.permalink or "", classes=["upstream-permalink"])
+    children: list[nodes.Node] = []
+    if title:
+        children += [nodes.Text(title), nodes.Text(" \u2014 ")]
+    children.append(ref)
+    return nodes.caption((title + " \u2014 " if title else "") + label, "", *children)
+
+
+def code_blocks(res: Resolution, directive: SphinxDirective) -> list[nodes.Element]:
+    """One literal block per segment (each numbered from its first upstream line), with an
+    elision line between segments."""
+    out: list[nodes.Element] = []
+    for i, seg in enumerate(res.segments):
+        if i:
+            prev = res.segments[i - 1]
+            a, b = prev.end + 1, seg.start - 1
+            text = ELISION.format(n=b - a + 1, a=a, b=b)
+            out.append(nodes.paragraph(text, text, classes=["upstream-elision"]))
+        code = "\n".join(seg.lines)
+        block = nodes.literal_block(code, code, classes=["upstream-code"])
+        block["language"] = res.language
+        block["linenos"] = True
+        block["force"] = True  # upstream code is shown as is, even where the lexer stumbles
+        hl = [n - seg.start + 1 for n in res.emphasize if seg.start <= n <= seg.end]
+        block["highlight_args"] = {"linenostart": seg.start, **({"hl_lines": hl} if hl else {})}
+        directive.set_source_info(block)
+        out.append(block)
+    return out
+
+
+def placeholder(res: Resolution) -> nodes.admonition:
+    """What a reader sees when the objects are absent: the citation and its permalink."""
+    box = nodes.admonition(classes=["upstream-missing", "warning"])
+    box += nodes.title("", "Upstream code not available in this build")
+    para = nodes.paragraph()
+    label = res.caption()
+    para += nodes.literal(label, label)
+    para += nodes.Text(" is not shown because the upstream's git objects are absent here. ")
+    if res.permalink:
+        para += nodes.reference("", "Read it on GitHub", refuri=res.permalink)
+        para += nodes.Text(", or run ")
+    else:
+        para += nodes.Text("Run ")
+    para += nodes.literal("make upstreams", "make upstreams")
+    para += nodes.Text(" and rebuild.")
+    box += para
+    return box
+
+
+class UpstreamDirective(SphinxDirective):
+    """``.. upstream:: NAME[@REV] PATH[:SELECTOR]`` (MyST: a ``{upstream}`` fence)."""
+
+    has_content = True
+    required_arguments = 1
+    final_argument_whitespace = True
+    option_spec: ClassVar[dict[str, Any]] = {
+        "start-after": directives.unchanged_required,
+        "end-before": directives.unchanged_required,
+        "emphasize-lines": directives.unchanged_required,
+        "dedent": directives.unchanged,
+        "language": directives.unchanged_required,
+        "caption": directives.unchanged_required,
+        "contains": directives.unchanged_required,
+        "name": directives.unchanged,
+        "class": directives.class_option,
+    }
+
+    def run(self) -> list[nodes.Node]:
+        location = (self.env.docname, self.lineno)
+        if self.content:
+            res = Resolution(raw=self.arguments[0], status=ERROR)
+            res.message = (
+                "the upstream directive takes no content: upstream code is never pasted into "
+                "pages; remove the lines inside the block"
+            )
+            report(self.env, res, location, "citation")
+            return []
+        options = {k: ("" if v is None else str(v)) for k, v in self.options.items()}
+        options = {k: v for k, v in options.items() if k not in ("name", "class", "caption")}
+        res = resolver(self.env).resolve(self.arguments[0], options)
+        report(self.env, res, location, "citation")
+        if res.status in (ERROR, DRIFT):
+            return []
+        if res.status == MISSING:
+            return [placeholder(res)]
+        wrapper = nodes.container(
+            "",
+            literal_block=True,
+            classes=["literal-block-wrapper", "upstream-block", *self.options.get("class", [])],
+        )
+        wrapper += caption_node(res, self.options.get("caption"))
+        wrapper += code_blocks(res, self)
+        self.set_source_info(wrapper)
+        self.add_name(wrapper)
+        return [wrapper]
+
+
+class UpstreamRole(SphinxRole):
+    """``{upstream}`NAME@REV PATH:SELECTOR``: a checked link labelled ``file.py:L10–L40``."""
+
+    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+        location = self.get_location_tuple()
+        res = resolver(self.env).resolve(self.text, {})
+        report(self.env, res, location, "reference")
+        if res.status in (ERROR, DRIFT) or res.spec is None:
+            return [
+                nodes.literal(self.rawtext, self.text, classes=["upstream-ref", "upstream-broken"])
+            ], []
+        label = res.label()
+        ref = nodes.reference(
+            self.rawtext, "", refuri=res.permalink or "", classes=["upstream-ref"]
+        )
+        ref["reftitle"] = res.caption()
+        ref += nodes.literal(label, label)
+        if res.status == MISSING:
+            ref["classes"].append("upstream-missing")
+        return [ref], []
+
+    def get_location_tuple(self) -> tuple[str, int]:
+        return self.env.docname, self.lineno
+
+
+# -- environment: errors and new lock entries survive -j and incremental builds --------------
+def env_init(app: Sphinx, env: BuildEnvironment, docnames: list[str] | None = None) -> None:
+    for attr in ("atlas_upstream_errors", "atlas_upstream_new"):
+        if not hasattr(env, attr):
+            setattr(env, attr, {})
+    if not hasattr(env, "atlas_upstream_missing"):
+        env.atlas_upstream_missing = set()  # type: ignore[attr-defined]
+
+
+def purge_doc(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+    env_init(app, env)
+    env.atlas_upstream_errors.pop(docname, None)  # type: ignore[attr-defined]
+    env.atlas_upstream_new.pop(docname, None)  # type: ignore[attr-defined]
+    env.atlas_upstream_missing.discard(docname)  # type: ignore[attr-defined]
+
+
+def merge_info(
+    app: Sphinx, env: BuildEnvironment, docnames: set[str], other: BuildEnvironment
+) -> None:
+    env_init(app, env)
+    for attr in ("atlas_upstream_errors", "atlas_upstream_new"):
+        mine, theirs = getattr(env, attr), getattr(other, attr, {})
+        for docname in docnames:
+            if docname in theirs:
+                mine[docname] = theirs[docname]
+    env.atlas_upstream_missing |= getattr(other, "atlas_upstream_missing", set()) & set(docnames)  # type: ignore[attr-defined]
+
+
+def outdated(
+    app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
+) -> list[str]:
+    """Pages with a wrong or placeholder citation are re-read every build: objects may have
+    been fetched or the lock fixed since, and the page itself need not change."""
+    env_init(app, env)
+    again = set(env.atlas_upstream_errors) | env.atlas_upstream_missing  # type: ignore[attr-defined]
+    return sorted((again & set(env.found_docs)) - removed)
+
+
+def build_finished(app: Sphinx, exception: BaseException | None) -> None:
+    """Record new lock entries, then fail the build if any citation was wrong."""
+    if exception is not None or app.env is None:
+        return
+    env = app.env
+    env_init(app, env)
+    new = env.atlas_upstream_new  # type: ignore[attr-defined]
+    if new and app.config.atlas_upstream_lock == "update":
+        from atlas.upstream.lock import LockEntry, load_lock, load_revs, save_lock
+
+        root = book_root(app)
+        lock, revs = load_lock(root), load_revs(root)
+        added = 0
+        for entries in new.values():
+            for key, (blob, sha) in entries.items():
+                if key.startswith(REV_PREFIX):
+                    if revs.get(key[len(REV_PREFIX) :]) != blob:
+                        revs[key[len(REV_PREFIX) :]] = blob
+                        added += 1
+                elif key not in lock:
+                    lock[key] = LockEntry(blob, sha)
+                    added += 1
+        if added and save_lock(root, lock, revs):
+            logger.info("upstreams.lock: %d new citation(s) recorded; commit upstreams.lock", added)
+        env.atlas_upstream_new = {}  # type: ignore[attr-defined]
+    errors = env.atlas_upstream_errors  # type: ignore[attr-defined]
+    if errors:
+        lines = [
+            f"{env.doc2path(doc, False)}:{line}: {msg}"
+            for doc in sorted(errors)
+            for line, msg in errors[doc]
+        ]
+        raise UpstreamCitationError(
+            f"{len(lines)} upstream citation(s) are wrong; the book must not quote wrong code:\n"
+            + "\n".join(lines)
+        )

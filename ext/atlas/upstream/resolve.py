@@ -1,0 +1,360 @@
+"""Resolve one citation to the lines it shows, or to one clear error: the single code path
+behind the directive, the role, ``check`` and ``lock``.
+
+Order: parse, registry, commit, snippet cache, git objects, selector, options, lock. Each step
+that fails says what it found (the upstreams that exist, the commits and tags, the nearest file
+or symbol names, the file's length) and the fix. Objects that are simply absent (no mirror,
+a partial clone offline) are not an error: the result is ``missing`` and renders as a
+placeholder, provided the lock proves the citation was once checked against real objects.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from atlas.upstream.cache import CachedSnippet, SnippetCache, cache_key
+from atlas.upstream.gitstore import (
+    FULL_SHA,
+    GitStore,
+    GitStoreError,
+    MissingObject,
+    UnsafePath,
+    store_for,
+)
+from atlas.upstream.lock import LockEntry, load_lock, load_revs, lock_key, text_hash
+from atlas.upstream.registry import Upstream, git_env, load_registry, object_store
+from atlas.upstream.select import (
+    DEFAULT_MAX_LINES,
+    Segment,
+    SelectError,
+    apply_options,
+    check_options,
+    decode,
+    language_for,
+    parse_emphasis,
+    select,
+    selected_text,
+)
+from atlas.upstream.spec import CitationSpec, SpecError, line_ranges, parse_spec
+
+OK, MISSING, ERROR, DRIFT = "ok", "missing", "error", "drift"
+
+
+@dataclass
+class Resolution:
+    """The outcome of one citation. ``status`` is ok, missing, error or drift."""
+
+    raw: str
+    status: str
+    message: str = ""
+    spec: CitationSpec | None = None
+    upstream: Upstream | None = None
+    commit: str | None = None
+    segments: list[Segment] = field(default_factory=list)
+    language: str = "text"
+    emphasize: list[int] = field(default_factory=list)
+    key: str | None = None
+    entry: LockEntry | None = None
+    new_entry: bool = False
+    source: str | None = None  # "objects" or "cache"
+    read_path: str | None = None  # the path read, after in-tree symlinks
+    read: LockEntry | None = None  # what was read now (blob, text hash), whatever the lock says
+    rev_key: str | None = None  # "NAME@REV" when REV is a tag or short SHA resolved here
+
+    @property
+    def path(self) -> str:
+        """The path shown and linked: where the lines really are (symlinks followed)."""
+        assert self.spec is not None
+        return self.read_path or self.spec.path
+
+    @property
+    def span(self) -> tuple[int, int] | None:
+        """First and last upstream line shown (or cited, when missing)."""
+        if self.segments:
+            return self.segments[0].start, self.segments[-1].end
+        ranges = line_ranges(self.spec.selector) if self.spec and not self.spec.is_symbol else None
+        return (ranges[0][0], ranges[-1][1]) if ranges else None
+
+    @property
+    def whole_file(self) -> bool:
+        return self.spec is not None and self.spec.selector is None
+
+    @property
+    def permalink(self) -> str | None:
+        if self.upstream is None or self.spec is None:
+            return None
+        commit = self.commit or self.spec.rev or self.upstream.pin
+        if commit is None:
+            return None
+        return self.upstream.permalink(commit, self.path, None if self.whole_file else self.span)
+
+    def ranges_label(self) -> str:
+        """``L10–L40`` or ``L10–L40, L55–L60`` (en dashes, as the caption shows them)."""
+        if self.segments:
+            spans = [(s.start, s.end) for s in self.segments]
+        else:
+            spans = (
+                line_ranges(self.spec.selector) if self.spec and not self.spec.is_symbol else None
+            )
+            if not spans:
+                return self.spec.selector if self.spec and self.spec.selector else ""
+        return ", ".join(f"L{a}" if a == b else f"L{a}\u2013L{b}" for a, b in spans or [])
+
+    def caption(self) -> str:
+        """``NAME@shortsha · path · L10–L40``."""
+        assert self.spec is not None
+        rev = (self.commit or self.spec.rev or "")[:8]
+        parts = [f"{self.spec.name}@{rev}" if rev else self.spec.name, self.path]
+        if not self.whole_file:
+            parts.append(self.ranges_label())
+        return " \u00b7 ".join(parts)
+
+    def label(self) -> str:
+        """The role's short label: ``file.py:L10–L40`` (``file.py`` for a whole file)."""
+        assert self.spec is not None
+        base = self.spec.path.rsplit("/", 1)[-1]
+        if self.whole_file:
+            return base
+        if not self.segments and self.spec.is_symbol:
+            return f"{base}{self.spec.selector}"
+        return f"{base}:{self.ranges_label().replace(', ', ',')}"
+
+
+class Resolver:
+    """Resolves citations of one book: registry, object stores, cache and lock in one place."""
+
+    def __init__(
+        self,
+        book_root: Path,
+        *,
+        stores_root: Path | None = None,
+        cache_dir: Path | None = None,
+        max_lines: int = DEFAULT_MAX_LINES,
+        frozen: bool = False,
+        lock: dict[str, LockEntry] | None = None,
+        read_cache: bool = True,
+    ) -> None:
+        self.book_root = Path(book_root).resolve()
+        self.stores_root = Path(stores_root) if stores_root else None
+        self.registry = load_registry(self.book_root)
+        self.cache = SnippetCache(
+            Path(cache_dir) if cache_dir else self.book_root / "snippets_cache"
+        )
+        self.max_lines = max_lines
+        self.frozen = frozen
+        self.lock = load_lock(self.book_root) if lock is None else lock
+        self.revs = load_revs(self.book_root) if lock is None else {}
+        self.read_cache = read_cache  # check and lock verify against objects, not the cache
+        self._stores: dict[str, GitStore | None] = {}
+
+    # -- stores -----------------------------------------------------------------------------------
+    def store(self, upstream: Upstream) -> GitStore | None:
+        if upstream.name not in self._stores:
+            git_dir = object_store(self.book_root, upstream, self.stores_root)
+            try:
+                self._stores[upstream.name] = store_for(git_dir) if git_dir else None
+            except GitStoreError:
+                self._stores[upstream.name] = None
+        return self._stores[upstream.name]
+
+    def _refs(self, store: GitStore) -> list[str]:
+        """Tags and branches of a store, for 'commits that exist' hints (error path only)."""
+        proc = subprocess.run(
+            ["git", "--git-dir", str(store.git_dir), "for-each-ref", "--count=12",
+             "--sort=-creatordate", "--format=%(refname:short) %(objectname:short=8)",
+             "refs/tags", "refs/heads"],
+            capture_output=True, text=True, env=git_env(), check=False,
+        )  # fmt: skip
+        return [line for line in proc.stdout.splitlines() if line.strip()]
+
+    # -- steps ------------------------------------------------------------------------------------
+    def _commit(self, res: Resolution, store: GitStore | None) -> str | None:
+        spec, up = res.spec, res.upstream
+        assert spec is not None and up is not None
+        if spec.rev is None:
+            if up.pin is None:
+                raise _Fail(
+                    f"upstream '{up.name}' has no pinned commit: {up.path} has no gitlink in the "
+                    f"book's index; add one with `git update-index --add --cacheinfo "
+                    f"160000,SHA,{up.path}` or give @REV"
+                )
+            return up.pin
+        if store is not None:
+            try:
+                found = store.resolve(spec.rev)
+            except LookupError:
+                raise _Fail(
+                    f"revision '{spec.rev}' is ambiguous in {up.name}; give more hex digits"
+                ) from None
+            except UnsafePath as exc:
+                raise _Fail(str(exc)) from None
+            if found is None:
+                exists = [f"the pin {up.pin[:8]}"] if up.pin else []
+                exists += self._refs(store)
+                raise _Fail(
+                    f"commit '{spec.rev}' is not in {up.name}'s objects ({store.git_dir}); commits "
+                    f"that exist: {', '.join(exists) or 'none'}; fix the @REV, or fetch it "
+                    "(`python -m atlas.upstream fetch`)"
+                )
+            if found != spec.rev:
+                res.rev_key = f"{up.name}@{spec.rev}"
+            return found
+        if FULL_SHA.match(spec.rev):
+            return spec.rev
+        if up.pin and up.pin.startswith(spec.rev):
+            return up.pin
+        prefix = f"{up.name}@{spec.rev}"
+        if prefix in self.revs:
+            return self.revs[prefix]
+        known = {k.split(" ", 1)[0] for k in self.lock if k.startswith(prefix)}
+        if len(known) == 1:
+            return known.pop().split("@", 1)[1]
+        return None
+
+    def _snippet(self, res: Resolution, store: GitStore | None) -> CachedSnippet | None:
+        spec, commit = res.spec, res.commit
+        assert spec is not None and commit is not None and res.upstream is not None
+        key = cache_key(res.upstream.name, commit, spec.path, spec.selector)
+        hit = self.cache.get(key) if self.read_cache or store is None else None
+        if hit is not None:
+            res.source = "cache"
+            return hit
+        if store is None:
+            return None
+        try:
+            found = store.resolve_path(commit, spec.path)
+        except UnsafePath as exc:
+            raise _Fail(str(exc)) from None
+        except MissingObject:
+            return None
+        except LookupError as exc:
+            raise _Fail(str(exc)) from None
+        if found is None or found[1] != "blob":
+            raise _Fail(self._not_found(store, commit, spec.path, found))
+        try:
+            data = store.read_object(found[2])[1]
+        except MissingObject:
+            return None
+        try:
+            segments = select(decode(data, spec.path), spec, self.max_lines)
+        except SelectError as exc:
+            raise _Fail(str(exc)) from None
+        snippet = CachedSnippet(blob=found[2], segments=tuple(segments), path=found[3])
+        self.cache.put(key, snippet)
+        res.source = "objects"
+        return snippet
+
+    def _not_found(self, store: GitStore, commit: str, path: str, found: tuple | None) -> str:
+        if found is not None:
+            kind = "folder" if found[1] == "tree" else found[1]
+            return f"{path} is a {kind} at {commit[:8]}, not a file"
+        parent, _, base = path.rpartition("/")
+        names: list[str] | None = None
+        try:
+            names = store.list_dir(commit, parent)
+        except (MissingObject, LookupError, UnsafePath):
+            names = None
+        if names is None:
+            return f"{path} does not exist at {commit[:8]}: there is no folder '{parent}'"
+        close = difflib.get_close_matches(base, names, n=4, cutoff=0.5)
+        hint = f"; nearest in {parent or 'the root'}: {', '.join(close)}" if close else ""
+        return f"{path} does not exist at {commit[:8]}{hint}; check the path at this commit"
+
+    # -- the whole thing --------------------------------------------------------------------------
+    def resolve(self, raw: str | CitationSpec, options: dict[str, str] | None = None) -> Resolution:
+        options = {k: v for k, v in (options or {}).items() if v is not None}
+        res = Resolution(raw=str(raw), status=ERROR)
+        try:
+            res.spec = parse_spec(raw) if isinstance(raw, str) else raw
+            self._resolve(res, options)
+        except SpecError as exc:
+            res.status, res.message = ERROR, str(exc)
+        except _Fail as exc:
+            res.status, res.message = ERROR, str(exc)
+        return res
+
+    def _resolve(self, res: Resolution, options: dict[str, str]) -> None:
+        spec = res.spec
+        assert spec is not None
+        up = self.registry.get(spec.name)
+        if up is None:
+            close = difflib.get_close_matches(spec.name, list(self.registry), n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise _Fail(
+                f"unknown upstream '{spec.name}'{hint}; "
+                f"known: {', '.join(sorted(self.registry)) or 'none'}"
+            )
+        res.upstream = up
+        if up.pin is None and up.link_only_pin:
+            raise _Fail(
+                f"'{up.name}' is a link-only upstream (pinned at {up.link_only_pin}, objects not "
+                "readable here): point at it with a plain link to its GitHub permalink, "
+                "not a citation"
+            )
+        try:
+            check_options(options)
+        except SelectError as exc:
+            raise _Fail(str(exc)) from None
+        res.language = options.get("language") or language_for(spec.path)
+        store = self.store(up)
+        res.commit = self._commit(res, store)
+        snippet = self._snippet(res, store) if res.commit else None
+        if res.commit:
+            res.key = lock_key(up.name, res.commit, spec.path, spec.selector, options)
+            res.entry = self.lock.get(res.key)
+        if snippet is None:
+            if res.entry is None:
+                raise _Fail(
+                    f"the objects of '{up.name}' are not available and upstreams.lock has no entry "
+                    f"for this citation, so it was never checked against real code; run "
+                    "`make upstreams` (or `python -m atlas.upstream fetch`), build, and commit "
+                    "upstreams.lock"
+                )
+            res.status = MISSING
+            where = self.store(up).git_dir if self.store(up) else "no object store"
+            res.message = (
+                f"the objects of '{up.name}' are not available ({where}); the citation shows a "
+                "placeholder. Run `make upstreams` to fetch them"
+            )
+            return
+        try:
+            segments = apply_options(list(snippet.segments), options)
+            if options.get("emphasize-lines"):
+                res.emphasize = parse_emphasis(options["emphasize-lines"], segments)
+        except SelectError as exc:
+            raise _Fail(str(exc)) from None
+        res.segments = segments
+        res.read_path = snippet.path or None
+        digest = text_hash(selected_text(segments))
+        res.read = LockEntry(blob=snippet.blob, sha256=digest)
+        if res.entry is None:
+            if self.frozen:
+                raise _Fail(
+                    "upstreams.lock has no entry for this citation and the lock is frozen; run "
+                    "`python -m atlas.upstream lock` and commit upstreams.lock"
+                )
+            res.entry, res.new_entry = LockEntry(blob=snippet.blob, sha256=digest), True
+        elif res.entry.sha256 != digest or res.entry.blob != snippet.blob:
+            res.status = DRIFT
+            res.message = (
+                f"the selected text no longer matches upstreams.lock (locked blob "
+                f"{res.entry.blob[:10]}, read {snippet.blob[:10]}); re-read the citation at this "
+                "commit, then refresh the lock with `python -m atlas.upstream lock`"
+            )
+            return
+        res.status = OK
+
+
+class _Fail(Exception):
+    """Internal: one citation error with its message."""
+
+
+def default_resolver(book_root: Path, **kwargs: object) -> Resolver:
+    """A Resolver honouring $ATLAS_UPSTREAMS_ROOT (fixture stores) when no root is given."""
+    if kwargs.get("stores_root") is None and os.environ.get("ATLAS_UPSTREAMS_ROOT"):
+        kwargs["stores_root"] = Path(os.environ["ATLAS_UPSTREAMS_ROOT"])
+    return Resolver(book_root, **kwargs)  # type: ignore[arg-type]

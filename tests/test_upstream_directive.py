@@ -1,0 +1,186 @@
+"""The upstream directive and role, built in fixture books against fixture git repositories."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from gitfixtures import FixtureUpstream, make_book, stores_dir
+from upstream_demo import make_demo
+
+ROOTS = Path(__file__).resolve().parent / "roots"
+VLLM_URL = "https://github.com/vllm-project/vllm"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return make_demo(tmp_path_factory.mktemp("demo") / "demo")
+
+
+@pytest.fixture(scope="module")
+def stores(demo, tmp_path_factory) -> Path:
+    return stores_dir(tmp_path_factory.mktemp("stores"), {"demo": demo})
+
+
+def make_fixture_book(
+    tmp_path: Path, demo, pages: dict[str, str] | None = None, pin: str | None = None
+) -> Path:
+    root = tmp_path / "book"
+    shutil.copytree(ROOTS / "test-upstream", root)
+    if pages is not None:
+        (root / "index.md").unlink()
+    make_book(root, pages or {}, {"demo": FixtureUpstream(demo, pin=pin or demo.head)})
+    return root
+
+
+def build(make_app, root: Path, stores: Path | None, **kwargs):
+    overrides = {"atlas_upstreams_root": str(stores) if stores else str(root / "no-stores")}
+    overrides.update(kwargs.pop("confoverrides", {}))
+    app = make_app("html", srcdir=root, freshenv=True, confoverrides=overrides, **kwargs)
+    return app
+
+
+def warnings_of(app) -> list[str]:
+    """Warning and error lines, colour codes removed."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", app.warning.getvalue())
+    return [line for line in text.splitlines() if re.search(r"(WARNING|ERROR):", line)]
+
+
+def errors_by_line(app) -> dict[int, str]:
+    found: dict[int, str] = {}
+    for line in warnings_of(app):
+        match = re.search(r"index\.md:(\d+): ERROR: (.*)$", line)
+        assert match, f"not an error at a page line: {line}"
+        assert int(match.group(1)) not in found, f"two errors for line {match.group(1)}"
+        found[int(match.group(1))] = match.group(2)
+    return found
+
+
+def upstream_nodes(app, docname: str = "index") -> str:
+    """The doctree of the upstream blocks and links of a page, for snapshots."""
+    from docutils import nodes
+
+    tree = app.env.get_doctree(docname)
+    out = []
+    for node in tree.findall(nodes.Element):
+        if "upstream-block" in node.get("classes", []) or "upstream-ref" in node.get("classes", []):
+            out.append(node.pformat())
+    return "\n".join(out)
+
+
+# -- the good page ----------------------------------------------------------------------------
+def test_every_selector_and_option_renders_with_upstream_numbers(
+    make_app, tmp_path, demo, stores
+) -> None:
+    root = make_fixture_book(tmp_path, demo)
+    app = build(make_app, root, stores)
+    app.build()
+    assert warnings_of(app) == []
+    snapshot = ROOTS / "test-upstream" / "index.doctree.txt"
+    got = upstream_nodes(app)
+    if not snapshot.exists() or os.environ.get("ATLAS_UPDATE_SNAPSHOTS"):
+        snapshot.write_text(got, encoding="utf-8")
+    assert got == snapshot.read_text(encoding="utf-8")
+    html = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
+    pin = demo.head
+    # upstream numbering, caption and permalink
+    assert f'href="https://github.com/fixture/demo/blob/{pin}/pkg/net.py#L8-L9"' in html
+    assert f"demo&#64;{pin[:8]} · pkg/net.py · L8–L9" in html
+    assert '<span class="linenos">17</span>    <span class="nd">@functools' in html  # decorator
+    # two ranges at the tag v1: old path, gap shown, numbering restarts at 18, emphasis on 19
+    assert f"/blob/{demo.tags['v1']}/pkg/model.py#L1-L20" in html
+    assert "⋮ 14 lines not shown (L4–L17)" in html
+    assert '<span class="hll"><span class="linenos">19</span>' in html
+    # C++ method inside a class inside a namespace; CUDA kernel with its template head
+    assert "/csrc/ops.cpp#L8-L10" in html and "/kernels/add.cu#L4-L8" in html
+    # options: start-after, end-before @2, dedent, emphasize (upstream numbering), caption, name
+    assert 'id="forward-pass"' in html and "The forward pass — " in html
+    assert '<span class="linenos">24</span><span class="n">y</span>' in html  # dedented
+    assert "L24–L27" in html and '<span class="hll"><span class="linenos">25</span>' in html
+    # markup in upstream code is text
+    assert "&lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;" in html and "</script><b>bold" not in html
+    # CJK comments survive
+    assert "构建模型: 中文注释" in html
+    # the in-tree symlink is followed and linked where the lines are
+    assert f"/blob/{pin}/pkg/net.py#L3" in html
+    # roles: checked links with short labels; an example in inline code is left alone
+    assert '<span class="pre">net.py:L8–L9</span>' in html
+    assert '/pkg/net.py#L23-L28" title=' in html
+    assert "shown.py" in html and "shown.py:1" not in load_lock_keys(root)
+    lock = (root / "upstreams.lock").read_text()
+    assert "demo@v1" in lock and "pkg/net.py::Model [dedent=;end-before=return @2" not in lock
+
+
+def load_lock_keys(root: Path) -> str:
+    return "\n".join((root / "upstreams.lock").read_text().splitlines())
+
+
+# -- errors -----------------------------------------------------------------------------------
+ERRORS = {
+    3: ("demo nope/missing.py:1", "", "there is no folder 'nope'"),
+    6: ("demo pkg/nett.py:1", "", "nearest in pkg: net.py"),
+    9: ("demo pkg/net.py:30-50", "", "which has 42 lines"),
+    12: ("demo pkg/net.py::Model.forwrd", "", "nearest: Model.forward"),
+    15: ("demo@deadbeef pkg/net.py:1", "", "commits that exist: the pin"),
+    18: ("demo@--upload-pack=x pkg/net.py:1", "", "neither a commit SHA"),
+    21: ("demo /etc/passwd", "", "absolute"),
+    24: ("demo ../outside.py", "", "'..'"),
+    27: ("demo escape.py:1", "", "points outside the repository"),
+    30: ("nosuch pkg/net.py:1", "", "unknown upstream 'nosuch'; known: demo, vllm"),
+    33: (
+        "demo pkg/net.py:8-9",
+        ":contains: lambda\n",
+        ":contains: 'lambda' is not in the selection",
+    ),
+    37: ("demo long.txt", "", "has 500 lines, more than the 400"),
+    40: ("demo blob.bin", "", "binary"),
+    43: ("demo pkg/net.py:8-9", ":emphasize-lines: 20\n", "20 not among the lines shown (8-9)"),
+    47: ("demo pkg/net.py::Model", ":end-before: nothere\n", "'nothere' (occurrence 1) not found"),
+    51: ("demo pkg/net.py::helper", "", "takes no content"),
+    55: ("demo csrc/ops.cpp::twice2", "", "nearest: ops::twice"),
+    58: ("demo pkg/net.py::Pair.x", "", "ambiguous in pkg/net.py: 2 definitions"),
+    61: ("vllm vllm/engine.py:1", "", "link-only upstream"),
+    64: ("demo pkg/net.py:1-5,3-9", "", "list ranges in ascending order"),
+    67: ("demo kernels/add.cu::add_kernel", ":dedent: 4\n", ":dedent: 4 would cut code"),
+}
+
+
+def error_page() -> str:
+    lines = ["# Errors", ""]
+    for lineno, (spec, options, _) in sorted(ERRORS.items()):
+        while len(lines) < lineno - 1:
+            lines.append("")
+        lines.append(f"```{{upstream}} {spec}")
+        lines += options.splitlines()
+        if "helper" in spec and spec.endswith("::helper"):
+            lines.append("def pasted(): pass")
+        lines.append("```")
+    lines += ["", "Role: {upstream}`demo pkg/net.py:99` end.", ""]
+    return "\n".join(lines)
+
+
+def test_each_bad_citation_is_one_error_at_its_line(make_app, tmp_path, demo, stores) -> None:
+    from atlas.upstream.directive import UpstreamCitationError
+
+    page = error_page()
+    role_line = page.splitlines().index("Role: {upstream}`demo pkg/net.py:99` end.") + 1
+    root = tmp_path / "book"
+    shutil.copytree(ROOTS / "test-upstream", root)
+    (root / "index.md").write_text(page)
+    make_book(root, {}, {
+        "demo": FixtureUpstream(demo, pin=demo.head),
+        "vllm": FixtureUpstream(None, url=VLLM_URL, link_only_pin="156b1266"),
+    })  # fmt: skip
+    app = build(make_app, root, stores)
+    with pytest.raises(UpstreamCitationError, match=f"{len(ERRORS) + 1} upstream citation"):
+        app.build()
+    found = errors_by_line(app)
+    assert sorted(found) == sorted([*ERRORS, role_line])
+    for lineno, (_, _, message) in ERRORS.items():
+        assert message in found[lineno], (lineno, found[lineno])
+        assert found[lineno].endswith("[upstream.error]")
+    assert "lines 99-99 run past the end of pkg/net.py, which has 42 lines" in found[role_line]
+    assert not (root / "upstreams.lock").exists()  # nothing wrong is ever locked
