@@ -169,6 +169,7 @@ def test_if_needed_offline_says_one_line_and_succeeds(tmp_path, up) -> None:
     assert proc.returncode == 0
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "building with placeholders" in proc.stderr
+    assert "up: " in proc.stderr and "127.0.0.1" in proc.stderr
 
 
 def test_unknown_name_is_refused(book, capsys) -> None:

@@ -26,7 +26,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from atlas.upstream.gitstore import FULL_SHA, HEX, GitStore, MissingObject, UnsafePath
+from atlas.upstream.gitstore import (
+    FULL_SHA,
+    HEX,
+    GitStore,
+    GitStoreError,
+    MissingObject,
+    UnsafePath,
+)
 from atlas.upstream.registry import Upstream, git_common_dir, git_env, load_registry, object_store
 
 STORES_DIR = "atlas-upstreams"
@@ -249,6 +256,19 @@ def _idx_count(idx: Path) -> int:
     return int.from_bytes(head[255 * 4 : 256 * 4], "big")
 
 
+def _alive(pid: str) -> bool:
+    """Whether the process that made a temporary store still runs (then it is not stale)."""
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _is_store(path: Path) -> bool:
     return (path / "objects").is_dir() and (path / "HEAD").is_file() and (path / "config").is_file()
 
@@ -289,7 +309,8 @@ def ensure_store(book_root: Path, upstream: Upstream) -> tuple[Path, bool]:
     if found is not None and found != ours.resolve():
         return found, False
     for stale in ours.parent.glob(f"{ours.name}.tmp-*"):  # left by an interrupted run
-        shutil.rmtree(stale, ignore_errors=True)
+        if not _alive(stale.name.rsplit("-", 1)[-1]):
+            shutil.rmtree(stale, ignore_errors=True)
     if ours.exists() and not (
         _is_store(ours) and git(ours, "config", "remote.origin.url").stdout.strip()
     ):
@@ -649,7 +670,7 @@ def fetch_all(
             progress.done(f"skipped {name}@{rev}: {why}")
         try:
             result = fetch_upstream(book_root, need, progress, quick)
-        except FetchError as exc:
+        except (FetchError, GitStoreError, OSError) as exc:
             results.append(Result(name, error=str(exc)))
             progress.done(f"FAILED: {exc}")
             if stop_offline and _offline(str(exc)):
@@ -714,8 +735,19 @@ def main(argv: list[str] | None = None) -> int:
             f"fetch: {', '.join(link_only)} is link-only (no gitlink pin); nothing to fetch",
             file=sys.stderr,
         )
-    needs = collect_needs(root, registry, args.names or None)
-    if not args.if_needed:
+    try:
+        return _run(root, registry, args.names, args.if_needed)
+    except KeyboardInterrupt:
+        print(
+            "\nfetch: interrupted; run it again to finish (nothing is left half-made)",
+            file=sys.stderr,
+        )
+        return 130
+
+
+def _run(root: Path, registry: dict[str, Upstream], names: list[str], if_needed: bool) -> int:
+    needs = collect_needs(root, registry, names or None)
+    if not if_needed:
         results = fetch_all(root, needs)
         print(summary(results), file=sys.stderr)
         return 1 if any(r.error for r in results) else 0
@@ -729,8 +761,8 @@ def main(argv: list[str] | None = None) -> int:
     failed = [r for r in results if r.error]
     if failed:
         print(
-            f"upstreams: {sum(counts.values())} cited object(s) missing and the remote is "
-            f"unreachable ({failed[0].error}); building with placeholders. "
+            f"upstreams: {sum(counts.values())} cited object(s) missing and not fetched "
+            f"({failed[0].name}: {failed[0].error}); building with placeholders. "
             "Run `make upstreams` when online.",
             file=sys.stderr,
         )
