@@ -99,6 +99,7 @@ class SimResult:
     e2e: dict[int, float] = field(default_factory=dict)
     output_tokens: int = 0
     preemptions: int = 0
+    discarded_tokens: int = 0  # cached tokens thrown away by preemption, to be recomputed
 
     @property
     def makespan(self) -> float:
@@ -128,6 +129,7 @@ class SimResult:
             "makespan_s": round(self.makespan, 2),
             "steps": len(self.steps),
             "preemptions": self.preemptions,
+            "discarded_tokens": self.discarded_tokens,
         }
 
 
@@ -186,6 +188,7 @@ class _Engine:
     def preempt(self, seq: _Seq) -> None:
         """Free the sequence's KV and queue it first; its tokens will be recomputed."""
         self.free(seq)
+        self.result.discarded_tokens += seq.num_computed
         seq.num_computed = 0
         seq.preemptions += 1
         self.result.preemptions += 1
