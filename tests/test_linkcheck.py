@@ -297,3 +297,14 @@ def test_bibliography_urls_reach_the_link_checker(make_app, app_params) -> None:
     } <= uris
     assert data["requests_sent"] == 0
     assert {link["category"] for link in data["links"]} == {"skipped"}
+
+
+def test_no_request_is_sent_once_the_time_budget_is_spent(
+    make_app, tmp_path: Path, server: Server
+) -> None:
+    links = [f"{server.base}/ok", f"{server.base}/missing"]
+    data = linkcheck(make_app, book(tmp_path / "book", links), atlas_linkcheck_budget_s=1e-9)
+    assert server.log == []
+    for link in data["links"]:
+        assert link["category"] == "unreachable"
+        assert "budget of 1e-09 s is spent (atlas_linkcheck_budget_s)" in link["info"]

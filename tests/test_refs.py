@@ -116,6 +116,7 @@ def test_page_errors_name_page_line_and_fix(app, warning) -> None:
     assert re.search(r"refs\.bib:12: ERROR: entry 'nourl2020paper' has no url field", text), text
     assert "ERROR: key 'good2020paper' is already defined at line 3" in text
     assert "Traceback" not in text
+    assert 'could not find bibtex key "missing2020paper"' not in text  # one error, not two
 
 
 @pytest.mark.sphinx("html", testroot="refs")

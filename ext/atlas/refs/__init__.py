@@ -39,13 +39,14 @@ def _purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    from atlas.refs.checks import check_bibfiles, check_page
+    from atlas.refs.checks import check_bibfiles, check_page, quiet_duplicate_key_warnings
     from atlas.refs.directive import ChapterReferences
     from atlas.refs.linkcheck import AtlasLinkcheckBuilder
 
     app.setup_extension("sphinxcontrib.bibtex")
     app.add_directive("chapter-references", ChapterReferences)
     app.connect("builder-inited", check_bibfiles)
+    app.connect("builder-inited", quiet_duplicate_key_warnings)
     app.connect("doctree-read", check_page)
     app.connect("env-get-outdated", _chapter_docs_changed)
     app.connect("env-merge-info", _merge)

@@ -8,6 +8,8 @@ bibliography holds (cite it instead, so the book has one place to fix a moved UR
 
 from __future__ import annotations
 
+import logging as logging_std
+import re
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,29 @@ def shown(app: Sphinx, path: Path) -> str:
         return str(Path(path).resolve().relative_to(Path(app.confdir).resolve()))
     except ValueError:
         return str(path)
+
+
+class _AlreadyReported(logging_std.Filter):
+    """Drops sphinxcontrib-bibtex's "could not find bibtex key" for keys absent from every
+    .bib file: :func:`check_page` has reported those, with the page, the line and the fix."""
+
+    def __init__(self, app: Sphinx) -> None:
+        super().__init__()
+        self.app = app
+
+    def filter(self, record: logging_std.LogRecord) -> bool:
+        if getattr(record, "subtype", None) != "key_not_found":
+            return True
+        match = re.match(r'could not find bibtex key "([^"]+)"', record.getMessage())
+        keys = {key for bib in bibliographies(self.app) for key in bib.entries}
+        return not (match and match.group(1) not in keys)
+
+
+def quiet_duplicate_key_warnings(app: Sphinx) -> None:
+    target = logging_std.getLogger("sphinx.sphinxcontrib.bibtex.domain")
+    for old in [f for f in target.filters if isinstance(f, _AlreadyReported)]:
+        target.removeFilter(old)  # one per process: the app of an earlier build is gone
+    target.addFilter(_AlreadyReported(app))
 
 
 def check_bibfiles(app: Sphinx) -> None:
