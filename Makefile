@@ -50,6 +50,7 @@ labs: setup  ## run every lab afresh; JUnit report in _build/labs/junit.xml
 	@echo "Lab report: $(BUILDDIR)/labs/junit.xml"
 
 pdf: setup  ## build the offline PDF into _build/pdf/atlas.pdf
+	@$(PY) -m atlas.upstream fetch --if-needed || true
 	$(PY) -m atlas.latex build --source $(SOURCEDIR) --build $(BUILDDIR)
 
 linkcheck: setup  ## check every external link (needs network); report in _build/linkcheck/report.txt

@@ -118,8 +118,14 @@ latex_elements = {
 """,
     # Code: long lines wrap, even inside a token, rather than run off the page.
     "sphinxsetup": "verbatimforcewraps=true, verbatimmaxunderfull=0, verbatimhintsturnover=true",
+    # Sphinx would title the contents after the first toctree's caption.
+    "tableofcontents": r"\renewcommand{\contentsname}{Contents}\sphinxtableofcontents",
     "printindex": r"\footnotesize\raggedright\printindex",
 }
+# The root page's toctrees with these captions open (close) the PDF unnumbered; every other
+# caption becomes a part whose pages are its chapters (atlas.latex.structure).
+atlas_latex_front_matter = ["Front matter"]
+atlas_latex_back_matter = ["Back matter"]  # unnumbered, after the parts
 # atlas.latex adds ext/atlas/latex/texinputs/atlas.sty to the preamble.
 # Mermaid diagrams become vector PDF through mermaid-cli and Debian's Chromium (package.json
 # locks the versions). A diagram that cannot be rendered stops the PDF build.

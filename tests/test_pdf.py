@@ -102,7 +102,7 @@ def test_lab_code_and_verified_output(pdf: dict) -> None:
 def test_mermaid_diagram_is_included_as_vector_graphics(pdf: dict) -> None:
     latex = pdf["out"] / "latex"
     tex = (latex / "atlas.tex").read_text(encoding="utf-8")
-    included = re.findall(r"\\sphinxincludegraphics\{(mermaid-[0-9a-f]+\.pdf)\}", tex)
+    included = re.findall(r"\\atlasdiagram\{(mermaid-[0-9a-f]+\.pdf)\}", tex)
     assert len(included) == 1 and (latex / included[0]).is_file()
     # the diagram's labels are text in the PDF (vector, not a bitmap), CJK included; they
     # occur nowhere else in the book
@@ -125,18 +125,39 @@ def test_cjk_text_is_intact_in_prose_and_code(pdf: dict) -> None:
 
 
 def test_book_structure_toc_index_bookmarks(pdf: dict) -> None:
+    """Front matter unnumbered, one part per toctree caption, back matter; bookmarks; index."""
     text = pdf["text"]
     assert "LLM Infra Atlas" in text.splitlines()[0]
-    assert re.search(r"^contents$", text, re.M | re.I)
-    assert re.search(r"^index$", text, re.M | re.I)
-    assert "paged layout" in text  # the index entry
+    toc = pdf["layout"].split("\f")[1]  # the page after the title page
+    assert re.search(r"^\s*contents$", toc, re.M | re.I)
+    for numbered in (
+        r"I\s+Mechanisms",
+        r"1\s+Cited upstream code",
+        r"1\.1\s+A lab",
+        r"2\s+A diagram",
+    ):
+        assert re.search(rf"^\s*{numbered}\b", toc, re.M), numbered
+    for unnumbered in ("Preface", "Conventions", "Reading guide", "Appendix", "Index"):
+        assert re.search(rf"^\s*{unnumbered}\s+\d+$", toc, re.M), unnumbered
+    assert "Map of the book" not in text  # a heading left with only toctrees is dropped
     # hyperref's bookmark file: one line a PDF bookmark, titles as octal-escaped UTF-16
     out = (pdf["out"] / "latex" / "atlas.out").read_text(encoding="ascii")
-    bookmarks = [
-        _bookmark_title(m)
-        for m in re.findall(r"^\\BOOKMARK \[\d+\]\[.?\]\{[^}]*\}\{([^}]*)\}", out, re.M)
+    pattern = r"^\\BOOKMARK \[(-?\d+)\]\[.?\]\{[^}]*\}\{([^}]*)\}"
+    bookmarks = [(int(level), _bookmark_title(t)) for level, t in re.findall(pattern, out, re.M)]
+    assert bookmarks == [
+        (0, "Preface"),
+        (0, "Conventions"),
+        (0, "Reading guide"),
+        (-1, "I Mechanisms"),
+        (0, "Cited upstream code"),
+        (1, "A lab"),
+        (0, "A diagram"),
+        (1, "Components"),
+        (0, "Appendix"),
+        (0, "Index"),
     ]
-    assert bookmarks[:4] == ["Cited upstream code", "A lab", "A diagram", "Components"]
+    assert re.search(r"^index$", text, re.M | re.I)
+    assert "paged layout" in text  # the index entry
 
 
 def _bookmark_title(escaped: str) -> str:
@@ -173,7 +194,9 @@ def test_missing_mermaid_renderer_stops_the_build(app) -> None:
     with pytest.raises(PdfError) as info:
         app.build()
     message = str(info.value)
-    assert re.search(r"index\.md:\d+: the mermaid renderer '/nowhere/mmdc' cannot be run", message)
+    assert re.search(
+        r"diagrams\.md:\d+: the mermaid renderer '/nowhere/mmdc' cannot be run", message
+    )
     assert "make setup" in message
 
 

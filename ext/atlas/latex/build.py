@@ -113,7 +113,7 @@ def build(
     if report.missing:
         _say(_missing_glyphs_message(report))
         return 1
-    wide = sorted((r for r in report.overfull if r[0] > OVERFULL_SHOWN_PT), reverse=True)
+    wide = sorted({r for r in report.overfull if r[0] > OVERFULL_SHOWN_PT}, reverse=True)
     for points, line in wide[:10]:
         _say(f"PDF: a line runs {points:.1f}pt into the margin on page {pages.page(line)}")
     target = build_dir / "pdf" / f"{stem}.pdf"

@@ -18,7 +18,7 @@ MISSING_CHAR = re.compile(
 OVERFULL = re.compile(r"^Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\) .*?lines? (\d+)")
 FILE_LINE_ERROR = re.compile(r"^(?:\./)?[^\s:]+\.(?:tex|sty|cls):(\d+): (.+)$")
 TEX_LINE = re.compile(r"^l\.(\d+) ")
-DOC_LABEL = re.compile(r"\\label\{\\detokenize\{(.+?)::doc\}\}")
+DOC_LABEL = re.compile(r"\\label\{\\detokenize\{([^{}]+?)::doc\}\}")
 
 
 @dataclass

@@ -41,7 +41,7 @@ def visit_mermaid_latex(self: LaTeXTranslator, node: mermaid) -> None:
             f"{_where(node)}: the mermaid renderer {cmd!r} cannot be run, "
             f"so this diagram would be missing from the PDF.\n{FIX}"
         )
-    graphic = f"\\sphinxincludegraphics{{{fname}}}"
+    graphic = f"\\atlasdiagram{{{fname}}}"  # atlas.sty: sized for print
     align = node.get("align")
     if align == "left":
         self.body.append(f"\n\\par\\noindent{graphic}\\par\n")

@@ -1,0 +1,149 @@
+"""The PDF's book structure, built from the root page's toctrees.
+
+Sphinx's LaTeX builder inlines every toctree where it stands. The Atlas's root page keeps its
+toctrees under a "Map of the book" heading, so the chapters would become sections of that
+heading, and the root page's own headings ("How to read it", ...) numbered chapters ahead of
+them. For the PDF this post-transform rebuilds the shape a reader expects of a book:
+
+- front matter, unnumbered (listed in the contents): the root page's prose (its opening
+  paragraphs as a "Preface"), its headings that hold no toctree, and the pages of the
+  toctrees whose caption is in ``atlas_latex_front_matter``;
+- then one ``\\part`` per other toctree caption, each page of that toctree a numbered chapter
+  (its own sub-pages become sections);
+- back matter, unnumbered: the pages of the toctrees whose caption is in
+  ``atlas_latex_back_matter``. The bibliography's entries, which Sphinx gathers at the very end
+  under a heading of their own, are put back on the page that holds the bibliography, under
+  that page's heading.
+
+Headings left with nothing but their toctrees are dropped. HTML is untouched.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.builders.latex.nodes import thebibliography
+from sphinx.transforms.post_transforms import SphinxPostTransform
+
+PREFACE = "Preface"
+
+
+def _raw(tex: str) -> nodes.raw:
+    return nodes.raw("", tex + "\n", format="latex")
+
+
+def _top_level_files(section: nodes.section) -> list[addnodes.start_of_file]:
+    """The inlined pages of the root page's own toctrees (not those of deeper pages)."""
+    found = []
+    for sof in section.findall(addnodes.start_of_file):
+        parent = sof.parent
+        while parent is not None and not isinstance(parent, addnodes.start_of_file):
+            parent = parent.parent
+        if parent is None:
+            found.append(sof)
+    return found
+
+
+def _holds_content(node: nodes.Element) -> bool:
+    """Whether a heading has anything left but its title (and empty toctree wrappers)."""
+    for child in node.children:
+        if isinstance(child, nodes.title | nodes.target):
+            continue
+        if isinstance(child, nodes.compound) and "toctree-wrapper" in child["classes"]:
+            if not child.children:
+                continue
+        return True
+    return False
+
+
+class BookStructure(SphinxPostTransform):
+    builders = ("latex",)
+    default_priority = 900
+
+    def run(self, **kwargs: Any) -> None:
+        root = self.config.root_doc
+        if self.env.docname != root or self.document.get("docname") != root:
+            return
+        top = self.document.next_node(nodes.section)
+        if top is None or top.parent is not self.document:
+            return
+        files = {sof["docname"]: sof for sof in _top_level_files(top)}
+        if not files:
+            return
+        toctrees = [
+            (t.get("caption") or "", [f for f in t["includefiles"] if f in files])
+            for t in self.env.get_doctree(root).findall(addnodes.toctree)
+        ]
+        for sof in files.values():
+            sof.parent.remove(sof)
+        for wrapper in list(top.findall(nodes.compound)):
+            if "toctree-wrapper" in wrapper["classes"] and not wrapper.children:
+                wrapper.parent.remove(wrapper)
+        for heading in [s for s in top.children if isinstance(s, nodes.section)]:
+            if not _holds_content(heading):
+                top.remove(heading)
+
+        self._preface(top)
+        front_captions = set(self.config.atlas_latex_front_matter)
+        back_captions = set(self.config.atlas_latex_back_matter)
+        body: list[nodes.Node] = [_raw(r"\atlasfrontmatter")]
+        rest: list[nodes.Node] = [_raw(r"\atlasmainmatter")]
+        back: list[nodes.Node] = [_raw(r"\atlasbackmatter")]
+        for caption, docnames in toctrees:
+            pages = [files.pop(d) for d in docnames if d in files]
+            if not pages:
+                continue
+            if caption in front_captions:
+                body += pages
+            elif caption in back_captions:
+                back += pages
+            else:
+                if caption:
+                    rest.append(_raw(rf"\part{{{self._escape(caption)}}}"))
+                rest += pages
+        if len(back) > 1:
+            rest += back
+        first_heading = next(
+            (i for i, c in enumerate(top.children) if isinstance(c, nodes.section)), None
+        )
+        index = first_heading if first_heading is not None else len(top.children)
+        top.insert(index, body[0])
+        top.extend(body[1:] + rest)
+        self._bibliography_in_place(top)
+
+    def _bibliography_in_place(self, top: nodes.section) -> None:
+        bib = next(iter(self.document.findall(thebibliography)), None)
+        if bib is None:
+            return
+        homes = Counter(c.get("docname") for c in bib.findall(nodes.citation))
+        home = homes.most_common(1)[0][0] if homes else None
+        page = next((s for s in top.findall(addnodes.start_of_file) if s["docname"] == home), None)
+        if page is None:
+            return
+        bib.parent.remove(bib)
+        section = page.next_node(nodes.section) or page
+        section += [_raw(r"\atlasbibliographyinplace"), bib]
+
+    def _preface(self, top: nodes.section) -> None:
+        """Put the root page's opening prose under a heading of its own, so it opens a chapter."""
+        start = 1 if top.children and isinstance(top[0], nodes.title) else 0
+        end = next(
+            (i for i, c in enumerate(top.children) if isinstance(c, nodes.section)),
+            len(top.children),
+        )
+        prose = [c for c in top.children[start:end] if not isinstance(c, nodes.target | nodes.raw)]
+        if not any(isinstance(c, nodes.paragraph) for c in prose):
+            return
+        section = nodes.section("", nodes.title(PREFACE, PREFACE), ids=["atlas-preface"])
+        for child in prose:
+            top.remove(child)
+            section += child
+        top.insert(start, section)
+
+    def _escape(self, text: str) -> str:
+        from sphinx.util.texescape import escape
+
+        return escape(text, self.config.latex_engine)
