@@ -226,39 +226,42 @@ def follow_files(
     Rename detection needs the blobs of the candidates; only files added with the same name,
     or in the same folder, are candidates, so their blobs are all that is fetched for it.
     """
+
+    def blob_at(store: GitStore, commit: str, path: str) -> str | None:
+        try:
+            entry = store.tree_entry(commit, path)  # symlinks inside the tree followed
+        except (UnsafePath, LookupError):
+            return None
+        return entry[2] if entry and entry[1] == "blob" else None
+
     store = GitStore(git_dir)
     try:
-        entries = {p: store.tree_entry(old, p) for p in sorted(paths)}
+        before = {p: blob_at(store, old, p) for p in sorted(paths)}
+        after = {p: blob_at(store, new, p) for p in sorted(paths)}
     except MissingObject as exc:
-        raise DriftError(f"the trees of {old[:SHORT]} are incomplete: {exc}") from None
+        raise DriftError(f"the trees of a commit are incomplete: {exc}") from None
     finally:
         store.close()
-    changes = {c[3]: c for c in tree_changes(git_dir, old, new)}
-    added = [c for c in changes.values() if c[0] == "A"]
     moves: dict[str, FileMove] = {}
     renames: dict[str, list[str]] = {}
-    for path, entry in entries.items():
-        blob = entry[2] if entry and entry[1] == "blob" else None
-        change = changes.get(path)
-        if change is None:
-            moves[path] = FileMove(path, blob, path if blob else None, blob)
-        elif change[0] in "MT":
-            moves[path] = FileMove(path, blob, path, change[2])
-        else:  # deleted at the new commit: look for it under another name
-            exact = [a for a in added if a[2] == blob]
-            exact.sort(key=lambda a: (os.path.basename(a[3]) != os.path.basename(path), a[3]))
-            if blob and exact:
-                moves[path] = FileMove(path, blob, exact[0][3], blob)
-                continue
-            moves[path] = FileMove(path, blob, None, None)
-            base, folder = os.path.basename(path), os.path.dirname(path)
-            similar = [
-                a[3]
-                for a in added
-                if os.path.basename(a[3]) == base or os.path.dirname(a[3]) == folder
-            ]
-            if blob and similar:
-                renames[path] = similar[:50]
+    gone = [p for p in sorted(paths) if before[p] and not after[p]]
+    for path in sorted(paths):
+        moves[path] = FileMove(path, before[path], path if after[path] else None, after[path])
+    changes = {c[3]: c for c in tree_changes(git_dir, old, new)} if gone else {}
+    added = [c for c in changes.values() if c[0] == "A"]
+    for path in gone:  # not at the new commit under this name: look for it under another
+        blob = before[path]
+        exact = [a for a in added if a[2] == blob]
+        exact.sort(key=lambda a: (os.path.basename(a[3]) != os.path.basename(path), a[3]))
+        if exact:
+            moves[path] = FileMove(path, blob, exact[0][3], blob)
+            continue
+        base, folder = os.path.basename(path), os.path.dirname(path)
+        similar = [
+            a[3] for a in added if os.path.basename(a[3]) == base or os.path.dirname(a[3]) == folder
+        ]
+        if similar and path in changes:
+            renames[path] = similar[:50]
     if renames:
         wanted = {moves[p].old_blob for p in renames} | {
             changes[c][2] for cands in renames.values() for c in cands
@@ -661,6 +664,10 @@ def apply(book_root: Path, the_plan: Plan) -> dict[str, object]:
         raise DriftError(
             f"{missing[0].page}:{missing[0].line} changed since the plan was made; run bump again"
         )
+    try:
+        load_lock(book_root)  # an unreadable lock stops the bump before any page is touched
+    except ValueError as exc:
+        raise DriftError(str(exc)) from None
     touched = rewrite_pages(book_root, the_plan.records)
     moved, unknown = refresh_lock(book_root, the_plan, sites)
     set_gitlink(book_root, the_plan.upstream, the_plan.new)
