@@ -189,3 +189,21 @@ def test_short_rev_left_by_a_bump_is_expanded_from_past_pins(tmp_path, up, capsy
     rc, err = main(book, capsys=capsys)
     assert rc == 0, err
     assert GitStore(store(book)).read_blob(v0, "pkg/old.py") == b"old = 1\n"
+
+
+def test_tag_revs_are_fetched_by_name(tmp_path, capsys) -> None:
+    repo = make_repo(
+        tmp_path / "tagged",
+        [Commit({"a.py": "one = 1\n"}, tags=["v1.0"]), Commit({"a.py": "two = 2\n"})],
+    )
+    book = make_book(
+        tmp_path / "book",
+        {"source/index.md": "# P\n\n{upstream}`up@v1.0 a.py:1` and {upstream}`up a.py:1`\n"},
+        {"up": FixtureUpstream(repo, pin=repo.commits[1], url=repo.url)},
+    )
+    rc, err = main(book, capsys=capsys)
+    assert rc == 0, err
+    gs = GitStore(store(book))
+    assert gs.resolve("v1.0") == repo.commits[0]
+    assert gs.read_blob("v1.0", "a.py") == b"one = 1\n"
+    assert gs.read_blob(repo.commits[1], "a.py") == b"two = 2\n"
