@@ -72,7 +72,7 @@ bibtex_reference_style = "author_year"
 # partial clone `make upstreams` makes in .git/atlas-upstreams/NAME.git. A folder of extra
 # NAME.git stores may be named here or in $ATLAS_UPSTREAMS_ROOT (searched first).
 atlas_upstreams_root: str | None = None
-atlas_snippets_cache = str(ROOT / "snippets_cache")
+atlas_snippets_cache: str | None = None  # None: snippets_cache/ beside the conf.py in use
 atlas_upstream_max_lines = 400  # a whole-file citation longer than this must cite a range
 # "update": a build with the objects records new citations in upstreams.lock (commit it);
 # "frozen": a citation missing from the lock is an error (release builds: -D atlas_upstream_lock=frozen).
