@@ -176,6 +176,8 @@ def test_bump_rewrites_each_citation_as_its_code_moved(book, up, capsys) -> None
     text = (book / "source/index.md").read_text()
     assert text.splitlines() == expected(v0, v1, v2).splitlines()
     assert gitlink(book) == v2
+    git(book, "commit", "-q", "-a", "-m", "bump")  # the pin survives a commit -a
+    assert git(book, "ls-tree", "HEAD", "upstreams/up").split()[2] == v2
     assert "3 unchanged" not in out and "summary: 0 unchanged, 6 moved, 1 changed, 2 gone" in out
     assert "1 citation(s) with an explicit @REV left alone" in out
     # the changed range is shown with the diff of its lines, numbered as upstream

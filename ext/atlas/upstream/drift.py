@@ -632,6 +632,9 @@ def _selected_hash(
 
 
 def set_gitlink(book_root: Path, up: Upstream, commit: str) -> None:
+    """Stage the new pin. The submodule's folder is made (empty) when absent, as a clone makes
+    it: without it a later ``git commit -a`` would record the gitlink as deleted."""
+    (book_root / up.path).mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(
         [
             "git",
