@@ -115,6 +115,11 @@ def test_page_errors_name_page_line_and_fix(app, warning) -> None:
     assert re.search(r"index\.md:7: ERROR: malformed arXiv link .*has month 13", text), text
     assert re.search(r"refs\.bib:12: ERROR: entry 'nourl2020paper' has no url field", text), text
     assert "ERROR: key 'good2020paper' is already defined at line 3" in text
+    assert re.search(
+        r"second\.md:5: ERROR: a second citation list \(the book's is in index\).*"
+        r"chapter-references",
+        text,
+    ), text
     assert "Traceback" not in text
     assert 'could not find bibtex key "missing2020paper"' not in text  # one error, not two
 

@@ -39,7 +39,12 @@ def _purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    from atlas.refs.checks import check_bibfiles, check_page, quiet_duplicate_key_warnings
+    from atlas.refs.checks import (
+        check_bibfiles,
+        check_one_citation_list,
+        check_page,
+        quiet_duplicate_key_warnings,
+    )
     from atlas.refs.directive import ChapterReferences
     from atlas.refs.linkcheck import AtlasLinkcheckBuilder
 
@@ -48,6 +53,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", check_bibfiles)
     app.connect("builder-inited", quiet_duplicate_key_warnings)
     app.connect("doctree-read", check_page)
+    app.connect("env-check-consistency", check_one_citation_list)
     app.connect("env-get-outdated", _chapter_docs_changed)
     app.connect("env-merge-info", _merge)
     app.connect("env-purge-doc", _purge)

@@ -146,3 +146,31 @@ def check_page(app: Sphinx, doctree: nodes.document) -> None:
                 type="atlas",
                 subtype="refs.rawlink",
             )
+
+
+def check_one_citation_list(app: Sphinx, env: Any) -> None:
+    """env-check-consistency: one citation list in the book, or the same key collides.
+
+    Every ``{cite}`` links into the one ``bibliography`` citation list (the full bibliography
+    page); a chapter lists its works with ``chapter-references`` (a bullet list, no targets).
+    """
+    domain = env.get_domain("cite")
+    lists = sorted(
+        (key.docname, value.line)
+        for key, value in domain.bibliographies.items()
+        if value.list_ == "citation"
+    )
+    if len({doc for doc, _ in lists}) <= 1:
+        return
+    docs = sorted({doc for doc, _ in lists})
+    keep = "bibliography" if "bibliography" in docs else docs[0]
+    for doc, line in lists:
+        if doc != keep:
+            logger.error(
+                f"a second citation list (the book's is in {keep}): cites from two lists collide "
+                "(duplicate citation/label); end a chapter index with ```{chapter-references}``` "
+                "instead of ```{bibliography}```",
+                location=(doc, line),
+                type="atlas",
+                subtype="refs.lists",
+            )
