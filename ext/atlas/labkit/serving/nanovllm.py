@@ -31,6 +31,7 @@ BLOCK_MANAGER_FILES = (
     "nanovllm/engine/block_manager.py",
 )
 SCHEDULER_FILES = BLOCK_MANAGER_FILES + ("nanovllm/engine/scheduler.py",)
+LINEAR_FILES = ("nanovllm/layers/linear.py",)
 
 
 class UpstreamUnavailable(RuntimeError):
@@ -157,6 +158,12 @@ def load_scheduler(root: Path | None = None) -> types.SimpleNamespace:
         SamplingParams=mods["nanovllm.sampling_params"].SamplingParams,
         Config=SchedulerConfig,
     )
+
+
+def load_linear(root: Path | None = None) -> types.ModuleType:
+    """nano-vllm's tensor-parallel linear layers (``nanovllm/layers/linear.py``) at the pin."""
+    read, label = _reader(root)
+    return exec_modules(read, LINEAR_FILES, label)["nanovllm.layers.linear"]
 
 
 def load_or_skip(loader: Callable[[], types.SimpleNamespace]) -> types.SimpleNamespace | None:
