@@ -138,3 +138,18 @@ def test_an_entry_without_url_fails_a_strict_build(make_app, app_params, tmp_pat
     app.build()
     assert app.statuscode == 1  # as `make check` (-W) builds it
     assert "broken.bib:1: ERROR: entry 'lone2020paper' has no url field" in app.warning.getvalue()
+
+
+def test_a_new_citation_updates_the_chapter_list_incrementally(make_app, rootdir, tmp_path) -> None:
+    import shutil
+
+    src = shutil.copytree(rootdir / "test-refs", tmp_path / "book")
+    app = make_app("html", srcdir=src, freshenv=True)
+    app.build()
+    index = Path(app.outdir) / "serving" / "index.html"
+    assert "first fixture paper" not in index.read_text().lower()
+    page = src / "serving" / "cache.md"
+    page.write_text(page.read_text() + "\nAnd now {cite:p}`alpha2019first` too.\n")
+    again = make_app("html", srcdir=src)  # same outdir and environment: an incremental build
+    again.build()
+    assert "first fixture paper" in index.read_text().lower()
