@@ -90,6 +90,12 @@ def test_caption_names_the_citation_and_footnotes_the_permalink(pdf: dict) -> No
     assert url in text.replace(" ", "")
 
 
+def test_no_footnote_repeats_a_url_printed_beside_its_link(pdf: dict) -> None:
+    text = pdf["text"].replace("\n", " ")
+    assert "arXiv:1234.5678" in text
+    assert text.count("https://example.org/papers/1234") == 1
+
+
 def test_lab_code_and_verified_output(pdf: dict) -> None:
     layout = pdf["layout"]
     assert re.search(
