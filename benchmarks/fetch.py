@@ -28,7 +28,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from atlas.upstream import fetch
+from atlas.upstream import fetch, partialclone
 from atlas.upstream.registry import load_registry
 
 BOOK = Path(__file__).resolve().parents[1]
@@ -69,7 +69,7 @@ def clone_bytes(url: str, dest: Path, *extra: str) -> tuple[int | None, float, s
     if proc.returncode != 0:
         shutil.rmtree(dest, ignore_errors=True)
         return None, took, proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"
-    size = fetch.pack_bytes(dest)[0]
+    size = partialclone.pack_bytes(dest)[0]
     shutil.rmtree(dest, ignore_errors=True)
     return size, took, ""
 
@@ -164,9 +164,9 @@ def main() -> int:
                 f" (clone failed: {full_err}; packed without the absent blobs)" if estimated else ""
             )
             print(
-                f"{name:<17} {cited:>4} files  fetch {fetch.human(result.bytes):>10}"
-                f"  partial {fetch.human(partial[0]) if partial[0] else '-':>10}"
-                f"  full {fetch.human(full):>10}  x{row['ratio_full_over_fetch']}{note}",
+                f"{name:<17} {cited:>4} files  fetch {partialclone.human(result.bytes):>10}"
+                f"  partial {partialclone.human(partial[0]) if partial[0] else '-':>10}"
+                f"  full {partialclone.human(full):>10}  x{row['ratio_full_over_fetch']}{note}",
                 file=sys.stderr,
             )
     total_fetch = sum(r["fetch_bytes"] for r in rows)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from atlas.upstream import fetch
+from atlas.upstream import fetch, partialclone
 from atlas.upstream.gitstore import GitStore
 from gitfixtures import Commit, FixtureUpstream, git, git_env, make_book, make_repo
 
@@ -89,11 +89,11 @@ def test_fetch_brings_cited_blobs_only(book, up, capsys) -> None:
 
 def test_second_run_transfers_nothing(book, capsys) -> None:
     assert main(book, capsys=capsys)[0] == 0
-    size = fetch.pack_bytes(store(book))
+    size = partialclone.pack_bytes(store(book))
     rc, err = main(book, capsys=capsys)
     assert rc == 0
     assert "up to date" in err and "nothing transferred" in err
-    assert fetch.pack_bytes(store(book)) == size
+    assert partialclone.pack_bytes(store(book)) == size
     rc, err = main(book, "--if-needed", capsys=capsys)
     assert rc == 0 and err == ""
 
@@ -103,7 +103,7 @@ def test_least_transfer_against_a_full_clone(book, up, tmp_path, capsys) -> None
     full = tmp_path / "full.git"
     git(tmp_path, "clone", "-q", "--bare", up.url, str(full))
     subprocess.run(["git", f"--git-dir={full}", "repack", "-adq"], check=True, env=git_env())
-    assert fetch.pack_bytes(store(book))[0] < fetch.pack_bytes(full)[0] / 2
+    assert partialclone.pack_bytes(store(book))[0] < partialclone.pack_bytes(full)[0] / 2
 
 
 def test_interrupted_runs_are_recovered(book, up, capsys) -> None:
@@ -119,12 +119,12 @@ def test_interrupted_runs_are_recovered(book, up, capsys) -> None:
     assert not (ours.parent / "up.git.tmp-999").exists()
     # a store holding the commit but not its trees (a pack cut short) is completed
     shutil.rmtree(ours)
-    fetch.create_store(ours, up.url)
+    partialclone.create_store(ours, up.url)
     git(ours, "fetch", "-q", "--depth=1", "--filter=tree:0", "origin", f"{v1}:refs/x")
-    assert fetch.missing_commits(ours, [v1]) == [v1]
+    assert partialclone.missing_commits(ours, [v1]) == [v1]
     rc, err = main(book, capsys=capsys)
     assert rc == 0, err
-    assert fetch.missing_commits(ours, [v1, v0]) == []
+    assert partialclone.missing_commits(ours, [v1, v0]) == []
     assert GitStore(ours).read_blob(v1, "pkg/a.py") == b"a = 1\nb = 2\n"
 
 

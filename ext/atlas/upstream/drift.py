@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from atlas.upstream import fetch
+from atlas.upstream import fetch, partialclone
 from atlas.upstream.citations import CitationSite, scan_book
 from atlas.upstream.gitstore import FULL_SHA, GitStore, MissingObject, UnsafePath, check_rev
 from atlas.upstream.linemap import Hunk, map_range, nearest_range, parse_hunks
@@ -112,7 +112,7 @@ def resolve_target(git_dir: Path, rev: str | None, ours: bool) -> str:
         if ours:
             try:
                 spec = f"+HEAD:{HEAD_REF}"
-                fetch.run_fetch(
+                partialclone.run_fetch(
                     git_dir,
                     ["--depth=1", "--filter=blob:none", "origin", spec],
                     None,
@@ -120,7 +120,7 @@ def resolve_target(git_dir: Path, rev: str | None, ours: bool) -> str:
                     None,
                     quick=True,
                 )
-            except fetch.FetchError:
+            except partialclone.FetchError:
                 pass  # offline: fall back on what the store holds
         for name in (HEAD_REF, "refs/remotes/origin/HEAD", "HEAD"):
             found = _rev_parse(git_dir, name)
@@ -140,18 +140,18 @@ def resolve_target(git_dir: Path, rev: str | None, ours: bool) -> str:
         raise DriftError(f"{rev}: {exc}; give more hex digits") from None
     finally:
         store.close()
-    if found and not fetch.missing_commits(git_dir, [found]):
+    if found and not partialclone.missing_commits(git_dir, [found]):
         return found
     if not ours and not found:
         raise DriftError(f"{rev} is not in {git_dir}; fetch it there first")
     if FULL_SHA.match(rev.lower()) or found:
         target = found or rev.lower()
-        fetch.fetch_commits(git_dir, [target], (), None, quick=False)
+        partialclone.fetch_commits(git_dir, [target], (), None, quick=False)
         return target
     if re.fullmatch(r"[0-9a-fA-F]{7,39}", rev):
         raise DriftError(f"{rev} is a short SHA the store does not hold; give the full SHA")
     tmp = "refs/atlas/fetched"
-    fetch.run_fetch(
+    partialclone.run_fetch(
         git_dir,
         ["--depth=1", "--filter=blob:none", "origin", f"+{rev}:{tmp}"],
         None,
@@ -162,7 +162,7 @@ def resolve_target(git_dir: Path, rev: str | None, ours: bool) -> str:
     target = _rev_parse(git_dir, tmp)
     if target is None:
         raise DriftError(f"{rev} did not resolve to a commit at the remote")
-    _git(git_dir, "update-ref", f"{fetch.COMMIT_REF}{target}", target)
+    _git(git_dir, "update-ref", f"{partialclone.COMMIT_REF}{target}", target)
     _git(git_dir, "update-ref", "-d", tmp)
     return target
 
@@ -267,7 +267,7 @@ def follow_files(
             changes[c][2] for cands in renames.values() for c in cands
         }
         if ours:
-            fetch.fetch_blobs(git_dir, sorted(w for w in wanted if w), None, quick=False)
+            partialclone.fetch_blobs(git_dir, sorted(w for w in wanted if w), None, quick=False)
         pathspec = sorted(set(renames) | {c for cands in renames.values() for c in cands})
         for status, _, new_blob, src, dst in tree_changes(git_dir, old, new, pathspec, True):
             if status == "R" and src in renames and dst:
@@ -330,9 +330,9 @@ def plan(book_root: Path, name: str, rev: str | None) -> Plan:
     if not up.pin:
         raise DriftError(f"{name} is link-only (no gitlink pin); there is no pin to move")
     old = up.pin
-    git_dir, ours = fetch.ensure_store(book_root, up)
-    if fetch.missing_commits(git_dir, [old]):
-        fetch.fetch_commits(git_dir, [old], (), None, quick=False)
+    git_dir, ours = partialclone.ensure_store(book_root, up)
+    if partialclone.missing_commits(git_dir, [old]):
+        partialclone.fetch_commits(git_dir, [old], (), None, quick=False)
     new = resolve_target(git_dir, rev, ours)
 
     ours_sites: list[CitationSite] = []
@@ -354,7 +354,7 @@ def plan(book_root: Path, name: str, rev: str | None) -> Plan:
             missing = sorted(b for b in blobs if not store.has_object(b))
         finally:
             store.close()
-        fetch.fetch_blobs(git_dir, missing, None, quick=False)
+        partialclone.fetch_blobs(git_dir, missing, None, quick=False)
     store = GitStore(git_dir)
     try:
         records = [_carry(store, git_dir, site, moves, old, new) for site in ours_sites]
@@ -727,7 +727,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="one JSON record per citation")
     parser.add_argument("--root", type=Path, default=None, help="the book's root (default: here)")
     args = parser.parse_args(argv)
-    root = fetch._book_root(args.root)
+    root = fetch.find_book_root(args.root)
     if root is None:
         print(f"{command}: not inside the book's git repository", file=sys.stderr)
         return 2
@@ -736,7 +736,7 @@ def main(argv: list[str] | None = None) -> int:
         result = None
         if command == "bump" and not args.dry_run:
             result = apply(root, the_plan)
-    except (DriftError, fetch.FetchError) as exc:
+    except (DriftError, partialclone.FetchError) as exc:
         print(f"{command}: {exc}", file=sys.stderr)
         return 2
     if args.json:
