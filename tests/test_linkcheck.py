@@ -308,3 +308,21 @@ def test_no_request_is_sent_once_the_time_budget_is_spent(
     for link in data["links"]:
         assert link["category"] == "unreachable"
         assert "budget of 1e-09 s is spent (atlas_linkcheck_budget_s)" in link["info"]
+
+
+def test_a_server_that_never_answers_is_given_up_after_its_failures(
+    make_app, tmp_path: Path
+) -> None:
+    with socket.socket() as silent:  # accepts connections (kernel backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        base = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        links = [f"{base}/page{n}" for n in range(5)]
+        data = linkcheck(
+            make_app, book(tmp_path / "book", links),
+            linkcheck_workers=1, linkcheck_timeout=0.3, atlas_linkcheck_host_failures=2,
+        )  # fmt: skip
+    got = [(link["category"], link["info"]) for link in data["links"]]
+    assert sum(cat == "timeout" for cat, _ in got) == 1  # two attempts, then the breaker opens
+    assert sum("its other links not requested" in info for _, info in got) == 4, got
+    assert data["requests_sent"] == 2

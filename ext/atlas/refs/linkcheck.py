@@ -5,9 +5,10 @@ retries (immediately). Added here, as a builder of the same name:
 
 - per-host pacing (``atlas_linkcheck_host_intervals``: arXiv asks for one request per 3 s);
 - retries with exponential back-off, only for what can heal (timeouts, connection errors, 5xx);
-- a circuit breaker per host: once a host failed ``atlas_linkcheck_host_failures`` times in a row
-  at the connection level (or its name does not resolve), its other links are reported
-  unreachable without being requested, so an offline run ends in seconds;
+- a circuit breaker per server (host:port): once it failed ``atlas_linkcheck_host_failures``
+  times in a row (refused, reset, timed out), or at once when its name does not resolve, its
+  other links are reported unreachable without being requested: an offline run ends in seconds;
+- a time budget for the whole check (``atlas_linkcheck_budget_s``), after which nothing is sent;
 - a cap on 429s: a ``Retry-After`` beyond ``linkcheck_rate_limit_timeout`` or more than
   ``atlas_linkcheck_max_rate_limits`` 429s for one link ends as "rate-limited" instead of waiting;
 - pinned GitHub links answered from the local git objects (:mod:`atlas.refs.github`);
@@ -162,12 +163,9 @@ class PacedSession:
         self.checker.count_request(url)
         try:
             response = method(url=url, **kwargs)
-        except requests.exceptions.ConnectTimeout as exc:  # nobody answers: count it
+        except requests.exceptions.Timeout as exc:  # no answer in time: counts, as a refusal
             self.last = ("timeout", 0)
             self.checker.breaker.failure(service, short_error(exc))
-            raise
-        except requests.exceptions.Timeout:  # a slow page on a live server: do not
-            self.last = ("timeout", 0)
             raise
         except requests.exceptions.ConnectionError as exc:
             self.last = ("unreachable", 0)
