@@ -6,9 +6,10 @@ one process reaches by training on the whole batch with the same Adam:
 
 - :class:`BucketedDDP` keeps everything, and all-reduces gradients in buckets launched from
   gradient hooks while backward is still running.
-- :class:`ShardedAdam` keeps full parameters and gradients but only ``1/N`` of the Adam state
-  (stage 1: all-reduce; stage 2: reduce-scatter, so only ``1/N`` of the gradient survives),
-  then all-gathers the updated parameters.
+- :class:`ShardedAdam` keeps full parameters but only ``1/N`` of the Adam state; it
+  reduce-scatters the gradients so that each rank receives the slice it updates, then
+  all-gathers the updated parameters. Stage 2 also drops the full gradients after the
+  reduce-scatter, so only ``1/N`` of them stays in memory.
 - :class:`ZeroLinear` keeps only ``1/N`` of its parameters; forward and backward each gather
   the full weight for the moment they need it, and backward reduce-scatters the gradient.
 """
@@ -130,7 +131,11 @@ class BucketedDDP:
 
 
 class ShardedAdam:
-    """ZeRO stage 1 or 2: each rank keeps Adam state for ``1/N`` of the flattened parameters."""
+    """ZeRO stage 1 or 2: each rank keeps Adam state for ``1/N`` of the flattened parameters.
+
+    The traffic is that of DDP: a reduce-scatter and an all-gather each send ``(N-1)/N`` of
+    the parameters per rank, together what one ring all-reduce sends.
+    """
 
     def __init__(
         self, params: list[nn.Parameter], lr: float, stage: int, log: CommLog | None = None
@@ -154,15 +159,12 @@ class ShardedAdam:
 
     def step(self) -> None:
         grad = self._flatten([p.grad for p in self.params]) / self.world
-        if self.stage == 1:  # full gradient everywhere, then keep the slice this rank updates
-            self.log.add("all_reduce", grad.numel())
-            dist.all_reduce(grad)
-            lo = self.rank * self.shard_numel
-            shard_grad = grad[lo : lo + self.shard_numel].clone()
-        else:  # each rank receives only the reduced slice it owns
-            shard_grad = torch.empty(self.shard_numel, dtype=grad.dtype)
-            self.log.add("reduce_scatter", grad.numel())
-            dist.reduce_scatter_single(shard_grad, grad)
+        shard_grad = torch.empty(self.shard_numel, dtype=grad.dtype)
+        self.log.add("reduce_scatter", grad.numel())
+        dist.reduce_scatter_single(shard_grad, grad)  # each rank receives the slice it owns
+        if self.stage == 2:  # keep only the reduced slice: free the full gradients
+            for p in self.params:
+                p.grad = None
         self.master.grad = shard_grad
         self.opt.step()
         full = torch.empty(self.padded, dtype=self.master.dtype)
@@ -249,9 +251,11 @@ def data_parallel_matches_reference(
     each batch; compare the final parameters with :func:`train_reference`.
 
     Returns ``match`` (allclose), ``max_abs_diff``, the per-step collective payloads in
-    elements (``comm``), the number of parameters (``numel``), the elements of parameters and
-    optimizer state this rank holds (``param_numel``, ``adam_numel``), and for DDP the
-    gradient count at each bucket launch (``launches``).
+    elements (``comm``), the number of parameters (``numel``), the elements of parameters,
+    gradients and Adam state this rank keeps between steps (``param_numel``, ``grad_numel``,
+    ``adam_numel``), ``traffic`` (elements this rank sends per step under ring algorithms, as
+    a multiple of ``(N-1)/N``), and for DDP the gradient count at each bucket launch
+    (``launches``, out of ``n_grads``).
     """
     if global_batch % world_size:
         raise ValueError(f"global_batch {global_batch} is not divisible by {world_size} ranks")
@@ -291,14 +295,22 @@ def data_parallel_matches_reference(
         held = sum(p.numel() for p in model.parameters())
     else:
         held = numel
+    if method == "zero3":
+        grad_held = held
+    elif method == "zero2":
+        grad_held = opt.shard_numel
+    else:
+        grad_held = numel
     adam = 2 * (opt.shard_numel if isinstance(opt, ShardedAdam) else held)
     return {
         "match": torch.allclose(final, ref_params, rtol=0, atol=1e-12),
         "max_abs_diff": diff,
         "numel": numel,
         "param_numel": held,
+        "grad_numel": grad_held,
         "adam_numel": adam,
         "comm": comm_per_step,
+        "traffic": sum((2 if op == "all_reduce" else 1) * n for op, n in comm_per_step.items()),
         "launches": launches[-1] if launches else [],
         "n_grads": sum(1 for _ in model.parameters()),
     }

@@ -134,7 +134,9 @@ def moe_expert_parallel(
     for e in range(per_rank):
         sel = ids == e
         load.append(int(sel.sum()))
-        y = y.index_put((sel.nonzero().squeeze(1),), expert_mlp(rows[sel], w1_local[e], w2_local[e]))
+        y = y.index_put(
+            (sel.nonzero().squeeze(1),), expert_mlp(rows[sel], w1_local[e], w2_local[e])
+        )
     back = _AllToAll.apply(y, recv_l, send_l, log)  # combine
     out = torch.zeros_like(x).index_add(0, token, back * gate[:, None])
     return out, load
