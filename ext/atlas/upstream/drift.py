@@ -17,7 +17,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from atlas.upstream.citations import CitationSite, scan_book
 from atlas.upstream.gitstore import FULL_SHA, GitStore, MissingObject, UnsafePath, check_rev
 from atlas.upstream.linemap import Hunk, map_range, nearest_range, parse_hunks
 from atlas.upstream.lock import LockEntry, load_lock, lock_key, lock_path, save_lock, text_hash
+from atlas.upstream.pagewriter import CitationEdit, PageEditError, rewrite_pages
 from atlas.upstream.registry import Upstream, git_env, load_registry
 from atlas.upstream.select import (
     SelectError,
@@ -484,89 +484,6 @@ def _carry(
 
 
 # -- applying it --------------------------------------------------------------------------------
-ROLE_TOKEN = r"(?<=[`\s]){raw}(?=[`\s]|$)"
-EMPHASIZE = re.compile(r"^(?P<head>\s*:?emphasize-lines:?\s*)(?P<value>[\d,\s-]+?)(?P<tail>\s*)$")
-
-
-def _rewrite_spec(line: str, raw: str, new: str) -> str:
-    """The line with every citation token ``raw`` replaced by ``new`` (and nothing else)."""
-    pattern = re.compile(ROLE_TOKEN.format(raw=re.escape(raw)))
-    out, count = pattern.subn(lambda _m: new, line)
-    if count == 0:
-        raise DriftError(f"citation {raw!r} is no longer on this line: {line.strip()!r}")
-    return out
-
-
-def _remap_emphasis(value: str, linemap: dict[int, int]) -> str | None:
-    """An ``:emphasize-lines:`` value carried through the line map (None if a line is lost)."""
-    parts = []
-    for part in value.replace(" ", "").split(","):
-        if not part:
-            continue
-        a, _, b = part.partition("-")
-        lo, hi = linemap.get(int(a)), linemap.get(int(b or a))
-        if lo is None or hi is None:
-            return None
-        parts.append(str(lo) if lo == hi else f"{lo}-{hi}")
-    return ",".join(parts)
-
-
-def rewrite_pages(book_root: Path, records: list[Record]) -> list[str]:
-    """Rewrite the citations of these records in their pages; the pages touched."""
-    by_page: dict[str, list[Record]] = {}
-    for record in records:
-        if record.new != record.old or record.linemap:
-            by_page.setdefault(record.page, []).append(record)
-    touched = []
-    for page, recs in sorted(by_page.items()):
-        path = book_root / page
-        text = path.read_text(encoding="utf-8")
-        lines = text.splitlines(keepends=True)
-        done: set[tuple[int, str]] = set()
-        for rec in recs:
-            i = rec.line - 1
-            if (rec.line, rec.old) not in done and rec.new != rec.old:
-                lines[i] = _rewrite_spec(lines[i], rec.old, rec.new)
-                done.add((rec.line, rec.old))
-            if rec.kind == "directive" and rec.linemap:
-                _rewrite_emphasis(lines, i, rec)
-        new_text = "".join(lines)
-        if new_text != text:
-            _write_atomic(path, new_text)
-            touched.append(page)
-    return touched
-
-
-def _rewrite_emphasis(lines: list[str], fence: int, rec: Record) -> None:
-    """Carry ``:emphasize-lines:`` (upstream numbering) of a directive with its citation."""
-    j = fence + 1
-    while j < len(lines):
-        stripped = lines[j].strip()
-        if stripped == "---" or (stripped and re.match(r"^:?[\w-]+:", stripped)):
-            match = EMPHASIZE.match(lines[j].rstrip("\r\n"))
-            if match:
-                value = _remap_emphasis(match["value"], rec.linemap)
-                if value is not None:
-                    ending = lines[j][len(lines[j].rstrip("\r\n")) :]
-                    lines[j] = f"{match['head']}{value}{match['tail']}{ending}"
-                return
-            j += 1
-            continue
-        return
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def refresh_lock(
     book_root: Path, the_plan: Plan, sites: dict[tuple[str, int, str], CitationSite]
 ) -> tuple[int, int]:
@@ -671,7 +588,13 @@ def apply(book_root: Path, the_plan: Plan) -> dict[str, object]:
         load_lock(book_root)  # an unreadable lock stops the bump before any page is touched
     except ValueError as exc:
         raise DriftError(str(exc)) from None
-    touched = rewrite_pages(book_root, the_plan.records)
+    edits = [
+        CitationEdit(r.page, r.line, r.kind, r.old, r.new, r.linemap) for r in the_plan.records
+    ]
+    try:
+        touched = rewrite_pages(book_root, edits)
+    except PageEditError as exc:
+        raise DriftError(f"{exc}; run bump again") from None
     moved, unknown = refresh_lock(book_root, the_plan, sites)
     set_gitlink(book_root, the_plan.upstream, the_plan.new)
     return {"pages": touched, "lock_moved": moved, "lock_unknown": unknown}
