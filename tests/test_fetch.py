@@ -153,6 +153,8 @@ def test_offline_fails_fast_one_line_per_upstream(tmp_path, up, capsys) -> None:
     assert rc == 1
     lines = err.strip().splitlines()
     assert len(lines) == 2 and lines[0].startswith("up FAILED: ") and "127.0.0.1" in lines[0]
+    # no empty store is left behind: a reader would take it for one that lacks the commits
+    assert not store(book).exists()
     assert "Traceback" not in err
 
 

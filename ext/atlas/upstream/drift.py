@@ -332,7 +332,12 @@ def plan(book_root: Path, name: str, rev: str | None) -> Plan:
     old = up.pin
     git_dir, ours = partialclone.ensure_store(book_root, up)
     if partialclone.missing_commits(git_dir, [old]):
-        partialclone.fetch_commits(git_dir, [old], (), None, quick=False)
+        try:
+            partialclone.fetch_commits(git_dir, [old], (), None, quick=False)
+        except partialclone.FetchError:
+            if ours:
+                partialclone.discard_if_empty(git_dir)
+            raise
     new = resolve_target(git_dir, rev, ours)
 
     ours_sites: list[CitationSite] = []

@@ -34,6 +34,7 @@ from atlas.upstream.partialclone import (
     FetchError,
     Progress,
     create_store,
+    discard_if_empty,
     ensure_store,
     fetch_blobs,
     fetch_commits,
@@ -259,11 +260,22 @@ def fetch_upstream(
     """Bring one upstream's cited commits, trees and blobs; idempotent. ``into``: a store of
     our own elsewhere (made when absent), e.g. for a benchmark in a temporary folder."""
     up = need.upstream
-    result = Result(up.name)
     if into is not None:
         git_dir, ours = (into if is_store(into) else create_store(into, up.url)), True
     else:
         git_dir, ours = ensure_store(book_root, up)
+    try:
+        return _fill(git_dir, ours, need, progress, quick)
+    except BaseException:
+        if ours:
+            discard_if_empty(git_dir)  # an empty store would pass for one that lacks commits
+        raise
+
+
+def _fill(git_dir: Path, ours: bool, need: Needs, progress: Progress | None, quick: bool) -> Result:
+    """Fetch what ``need`` lacks into the store ``git_dir``."""
+    up = need.upstream
+    result = Result(up.name)
     result.store = str(git_dir)
     size0, count0 = pack_bytes(git_dir)
     paths = dict(need.paths)

@@ -144,6 +144,13 @@ def create_store(target: Path, url: str) -> Path:
     return target
 
 
+def discard_if_empty(git_dir: Path) -> None:
+    """Remove a store of ours that holds no object (its first fetch failed): readers would
+    take an empty store for one that lacks the commits, where none at all means offline."""
+    if git_dir.parent.name == STORES_DIR and pack_bytes(git_dir) == (0, 0):
+        shutil.rmtree(git_dir, ignore_errors=True)
+
+
 def ensure_store(book_root: Path, upstream: Upstream) -> tuple[Path, bool]:
     """(git dir, ours) where the upstream's objects go: an existing store (an initialised
     submodule, say) is used as is; else ours, made or repaired under the common dir."""
