@@ -12,7 +12,7 @@ from atlas.upstream import drift
 from atlas.upstream.citations import scan_book
 from atlas.upstream.lock import LockEntry, load_lock, lock_key, save_lock, text_hash
 from atlas.upstream.select import apply_options, decode, select, selected_text
-from gitfixtures import Commit, FixtureUpstream, git, git_env, make_book, make_repo
+from gitfixtures import Commit, FixtureUpstream, Symlink, git, git_env, make_book, make_repo
 
 A_V1 = """import os
 
@@ -297,3 +297,21 @@ def test_cli_entry_point(book, up) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "summary: 0 unchanged, 6 moved, 1 changed, 2 gone" in proc.stdout
+
+
+def test_symlinked_path_is_followed_at_both_pins(tmp_path, capsys) -> None:
+    repo = make_repo(
+        tmp_path / "up",
+        [
+            {"real.py": "a = 1\nb = 2\n", "link.py": Symlink("real.py")},
+            {"real.py": "import os\n\na = 1\nb = 2\n"},
+        ],
+    )
+    book = make_book(
+        tmp_path / "book",
+        {"source/index.md": "# P\n\n{upstream}`up link.py:1-2`\n"},
+        {"up": FixtureUpstream(repo, pin=repo.commits[0], url=repo.url)},
+    )
+    rc, out, _ = run(book, "bump", "up", repo.commits[1], capsys=capsys)
+    assert rc == 0, out
+    assert (book / "source/index.md").read_text() == "# P\n\n{upstream}`up link.py:3-4`\n"

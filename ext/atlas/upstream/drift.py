@@ -228,11 +228,19 @@ def follow_files(
     """
 
     def blob_at(store: GitStore, commit: str, path: str) -> str | None:
-        try:
-            entry = store.tree_entry(commit, path)  # symlinks inside the tree followed
-        except (UnsafePath, LookupError):
-            return None
-        return entry[2] if entry and entry[1] == "blob" else None
+        for _ in range(8):  # a symlink on the way needs its own blob to be followed
+            try:
+                entry = store.tree_entry(commit, path)
+            except (UnsafePath, LookupError):
+                return None
+            except MissingObject as exc:
+                sha = partialclone.missing_id(str(exc))
+                if not (ours and sha):
+                    raise
+                partialclone.fetch_blobs(git_dir, [sha], None, quick=False)
+                continue
+            return entry[2] if entry and entry[1] == "blob" else None
+        return None
 
     store = GitStore(git_dir)
     try:

@@ -42,6 +42,7 @@ from atlas.upstream.partialclone import (
     is_offline,
     is_store,
     missing_commits,
+    missing_id,
     pack_bytes,
     run_fetch,
 )
@@ -226,7 +227,7 @@ def cited_blobs(
                 try:
                     found = store.tree_entry(commit, path)
                 except MissingObject as exc:
-                    sha = _missing_id(str(exc))
+                    sha = missing_id(str(exc))
                     if sha:
                         missing.add(sha)
                     else:
@@ -243,11 +244,6 @@ def cited_blobs(
     finally:
         store.close()
     return blobs, absent, missing
-
-
-def _missing_id(message: str) -> str | None:
-    match = re.search(r"\b([0-9a-f]{40})\b", message)
-    return match.group(1) if match else None
 
 
 def fetch_upstream(

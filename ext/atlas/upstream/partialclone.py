@@ -295,6 +295,12 @@ def missing_commits(git_dir: Path, commits: Iterable[str]) -> list[str]:
     return out
 
 
+def missing_id(message: str) -> str | None:
+    """The object id a MissingObject message names (a symlink's blob, say), or None."""
+    match = re.search(r"\b([0-9a-f]{40})\b", message)
+    return match.group(1) if match else None
+
+
 def fetch_blobs(
     git_dir: Path, shas: list[str], progress: Progress | None, quick: bool
 ) -> list[str]:
