@@ -30,6 +30,7 @@ from typing import Any
 __all__ = ["RankCrashed", "RankError", "RankTimeout", "run_ranks"]
 
 _HEADER = struct.Struct("!?dQ")  # ok flag, CLOCK_MONOTONIC when it finished, payload length
+_RETURNED = b"R"  # sent when fn has returned, before the final barrier
 _GRACE = 0.5  # after a failure, how long to wait for an earlier one from another rank
 _PR_SET_PDEATHSIG = 1
 
@@ -124,10 +125,16 @@ def _rank_main(
             timeout=timedelta(seconds=timeout),
         )
         try:
-            result = fn(rank, world_size, *args)
-        except BaseException:
-            failed_at = time.monotonic()  # before destroy, which makes the peers fail too
-            raise
+            # Barriers around fn: no rank tears the group down while a peer is still
+            # connecting (gloo's full mesh) or still inside a collective of fn.
+            dist.barrier()
+            try:
+                result = fn(rank, world_size, *args)
+            except BaseException:
+                failed_at = time.monotonic()  # before destroy, which makes the peers fail too
+                raise
+            os.write(write_fd, _RETURNED)
+            dist.barrier()
         finally:
             dist.destroy_process_group()
         payload, ok = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL), True
@@ -198,7 +205,8 @@ def _collect(
             if left <= 0 and failures:
                 break
             if left <= 0:
-                missing = sorted(set(range(world_size)) - set(results))
+                busy = [r for r in range(world_size) if not buffers[r].startswith(_RETURNED)]
+                missing = busy or sorted(set(range(world_size)) - set(results))
                 raise RankTimeout(
                     f"run_ranks: rank(s) {missing} of {world_size} still running after "
                     f"{timeout:g} s; all ranks were killed",
@@ -219,12 +227,16 @@ def _collect(
     finally:
         selector.close()
     if failures:
-        raise min(failures, key=lambda failure: failure.finished_at)
+        # A rank that died is the likeliest cause (its peers then fail in collectives);
+        # otherwise the rank that raised first.
+        raise min(failures, key=lambda f: (not isinstance(f, RankCrashed), f.finished_at))
     return [results[rank] for rank in range(world_size)]
 
 
 def _decode(rank: int, world_size: int, data: bytearray, pid: int) -> Any:
     """Turn what a rank wrote before closing its pipe into its result or the right error."""
+    if data.startswith(_RETURNED):
+        del data[: len(_RETURNED)]
     if len(data) >= _HEADER.size:
         ok, finished_at, length = _HEADER.unpack_from(data)
         if len(data) == _HEADER.size + length:

@@ -82,10 +82,10 @@ def _check_config(app: Sphinx, config: Config) -> None:
         raise ConfigError("atlas_labs_memory_limit_mb must be 0 (no cap) or a number of MiB")
 
 
-def _add_static(app: Sphinx) -> None:
-    if app.builder.format == "html":
-        app.config.html_static_path.append(str(STATIC))
-        app.add_css_file("atlas-labs.css")
+def _add_static(app: Sphinx, config: Config) -> None:
+    # At config-inited, so that the pickled config and the new one agree (no spurious rebuild).
+    if str(STATIC) not in config.html_static_path:
+        config.html_static_path.append(str(STATIC))
 
 
 def _on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
@@ -102,7 +102,8 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.add_config_value("atlas_labs_mode", "auto", "env", types=[str])
+    # No rebuild on a mode change: env-updated returns the pages whose results changed.
+    app.add_config_value("atlas_labs_mode", "auto", "", types=[str])
     app.add_config_value("atlas_labs_timeout", 60.0, "env", types=[int, float])
     app.add_config_value("atlas_labs_memory_limit_mb", 8192, "env", types=[int])
     app.add_config_value("atlas_labs_seed", 0, "env", types=[int])
@@ -113,7 +114,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("labs-report", LabsReportDirective)
     app.add_env_collector(LabsCollector)
     app.connect("config-inited", _check_config)
-    app.connect("builder-inited", _add_static)
+    app.connect("config-inited", _add_static)
+    app.add_css_file("atlas-labs.css")
     app.connect("env-updated", _on_env_updated)
     app.connect("doctree-resolved", _on_doctree_resolved)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -23,18 +23,22 @@ class lab_node(nodes.General, nodes.Element):  # noqa: N801 - docutils naming
     """Placeholder for a lab; replaced at ``doctree-resolved`` by its rendering."""
 
 
-def _positive_float(argument: str | None) -> float:
+def _positive_float(argument: str) -> float:
     try:
-        value = float(argument or "")
+        value = float(argument)
     except ValueError:
-        raise ValueError(f"expected a number of seconds, got {argument!r}") from None
-    if value <= 0:
-        raise ValueError(f"expected a positive number of seconds, got {argument!r}")
+        value = 0.0
+    if not value > 0:
+        raise ValueError(f'":timeout: {argument}" is not a positive number of seconds')
     return value
 
 
-def _needs(argument: str | None) -> str:
-    return directives.choice((argument or "").strip().lower(), NEEDS)
+def _needs(argument: str) -> str:
+    value = argument.strip().lower()
+    if value not in NEEDS:
+        known = ", ".join(f'":needs: {need}"' for need in NEEDS)
+        raise ValueError(f'":needs: {argument}" is unknown; the labs know {known}')
+    return value
 
 
 def parse_examples(text: str, first_line: int) -> tuple[ExampleSpec, ...]:
@@ -47,7 +51,7 @@ def parse_examples(text: str, first_line: int) -> tuple[ExampleSpec, ...]:
     except ValueError as exc:
         found = _LINE_IN_MESSAGE.match(str(exc))
         if not found:
-            raise ValueError(str(exc)) from None
+            raise ValueError(f"line {first_line}: {exc}") from None
         line = first_line + int(found.group(1)) - 1
         raise ValueError(f"line {line}: {found.group(2)}") from None
     return tuple(
@@ -63,9 +67,11 @@ class LabDirective(SphinxDirective):
     required_arguments = 1
     final_argument_whitespace = True
     has_content = True
+    # Checked in run(), not here: MyST turns an option_spec failure into a warning and runs the
+    # directive without the option, which would run a GPU lab on a CPU.
     option_spec = {
-        "timeout": _positive_float,
-        "needs": _needs,
+        "timeout": directives.unchanged_required,
+        "needs": directives.unchanged_required,
         "expect-failure": directives.flag,
         "hide-output": directives.flag,
     }
@@ -85,12 +91,21 @@ class LabDirective(SphinxDirective):
         text = "\n".join(self.content) + "\n"
         first_line = self.first_content_line()
         try:
+            timeout = _positive_float(
+                self.options.get("timeout", str(self.config.atlas_labs_timeout))
+            )
+            needs = _needs(self.options["needs"]) if "needs" in self.options else ""
+        except ValueError as exc:
+            raise self.error(f'lab "{title}": {exc}.') from None
+        try:
             examples = parse_examples(text, first_line)
         except ValueError as exc:
-            raise self.error(
+            line = int(str(exc).split(":")[0].removeprefix("line "))
+            message = (
                 f'lab "{title}": cannot parse its examples: {exc}. Write each example as '
                 '">>> code" (and "... " for continuation lines) followed by its expected output.'
-            ) from None
+            )
+            return [self.reporter.error(message, line=line)]
         if not examples:
             raise self.error(
                 f'lab "{title}" has no ">>>" examples: a lab is doctest examples with their '
@@ -110,8 +125,8 @@ class LabDirective(SphinxDirective):
             line=first_line,
             start_line=self.lineno,
             examples=examples,
-            timeout=self.options.get("timeout", float(self.config.atlas_labs_timeout)),
-            needs=self.options.get("needs", ""),
+            timeout=timeout,
+            needs=needs,
             expect_failure="expect-failure" in self.options,
             hide_output="hide-output" in self.options,
         )

@@ -16,6 +16,17 @@ from sphinx.util.docutils import SphinxDirective
 from atlas.labs.model import NOT_RUN, OK_STATUSES, SKIPPED, LabResult, LabSpec, PageResult
 from atlas.labs.render import STATUS_WORDS
 
+SUMMARY_WORDS = {
+    "passed": "passed",
+    "failed": "failed",
+    "xpass": "passed unexpectedly",
+    "timeout": "timed out",
+    "crashed": "crashed",
+    "xfail": "failed as expected",
+    "skipped": "skipped",
+    "not run": "not run",
+}
+
 
 class labs_report_node(nodes.General, nodes.Element):  # noqa: N801 - docutils naming
     """Placeholder for the table of all labs; filled at ``doctree-resolved``."""
@@ -65,7 +76,7 @@ def build_table(app, fromdocname: str, specs, results, titles) -> list[nodes.Nod
     total = sum(result.seconds for _, result, _ in table_rows if result)
     pages = len({spec.docname for spec, _, _ in table_rows})
     summary = ", ".join(
-        f"{n} {STATUS_WORDS.get(s, s).split(':')[0].lower()}" for s, n in sorted(counts.items())
+        f"{counts[status]} {word}" for status, word in SUMMARY_WORDS.items() if status in counts
     )
     intro = nodes.paragraph(
         "", f"{len(table_rows)} labs on {pages} pages ({summary}); {total:.2f} s in all."
