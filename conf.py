@@ -79,6 +79,12 @@ atlas_upstream_max_lines = 400  # a whole-file citation longer than this must ci
 atlas_upstream_lock = "update"
 
 # -- Labs (atlas.labs) --------------------------------------------------------------------------
+# Labs run at build time in workers forked from a zygote that imported torch once; results are
+# cached in _build/.labs-cache. "auto" uses the cache, "force" re-runs all (make labs), "off"
+# renders labs marked "not run".
+atlas_labs_mode = "auto"
+atlas_labs_timeout = 60.0  # seconds per lab, unless the lab sets :timeout:
+atlas_labs_memory_limit_mb = 8192  # address-space cap of a page's worker (RLIMIT_AS); 0: none
 
 # -- Link checking (atlas.refs.linkcheck) -------------------------------------------------------
 # `make linkcheck`: every external link (bibliography included), then `python -m atlas.refs.report`
