@@ -36,10 +36,18 @@ def make_fixture_book(
     return root
 
 
+_LIVE: list = []
+
+
 def build(make_app, root: Path, stores: Path | None, **kwargs):
+    """A fresh app for the fixture book (the previous one is cleaned up first, so docutils
+    registrations do not pile up across builds in one test)."""
+    while _LIVE:
+        _LIVE.pop().cleanup()
     overrides = {"atlas_upstreams_root": str(stores) if stores else str(root / "no-stores")}
     overrides.update(kwargs.pop("confoverrides", {}))
     app = make_app("html", srcdir=root, freshenv=True, confoverrides=overrides, **kwargs)
+    _LIVE.append(app)
     return app
 
 
@@ -184,3 +192,146 @@ def test_each_bad_citation_is_one_error_at_its_line(make_app, tmp_path, demo, st
         assert found[lineno].endswith("[upstream.error]")
     assert "lines 99-99 run past the end of pkg/net.py, which has 42 lines" in found[role_line]
     assert not (root / "upstreams.lock").exists()  # nothing wrong is ever locked
+
+
+# -- offline, cache, lock ---------------------------------------------------------------------
+def online_then(make_app, tmp_path, demo, stores, pages=None):
+    """Build once with objects (fills the cache and the lock); return the book root."""
+    root = make_fixture_book(tmp_path, demo, pages)
+    app = build(make_app, root, stores)
+    app.build()
+    assert warnings_of(app) == []
+    return root
+
+
+def test_offline_without_cache_shows_placeholders_and_only_missing_warnings(
+    make_app, tmp_path, demo, stores
+) -> None:
+    root = online_then(make_app, tmp_path, demo, stores)
+    shutil.rmtree(root / "snippets_cache")
+    app = build(make_app, root, None)
+    app.build()
+    warnings = warnings_of(app)
+    assert len(warnings) == 11
+    assert all(w.endswith("[upstream.missing]") and "WARNING" in w for w in warnings)
+    html = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
+    assert html.count("Upstream code not available in this build") == 9
+    assert f"https://github.com/fixture/demo/blob/{demo.head}/pkg/net.py#L8-L9" in html
+    assert "Read it on GitHub" in html and '<span class="pre">upstreams</span>' in html
+    # what `make check` does: -W with upstream.missing allowed passes
+    strict = build(
+        make_app, root, None, warningiserror=True,
+        confoverrides={"suppress_warnings": ["upstream.missing"]},
+    )  # fmt: skip
+    strict.build()
+    assert strict.statuscode == 0
+
+
+def test_offline_with_cache_shows_the_code(make_app, tmp_path, demo, stores) -> None:
+    root = online_then(make_app, tmp_path, demo, stores)
+    app = build(make_app, root, None)
+    app.build()
+    assert warnings_of(app) == []
+    html = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
+    assert "Upstream code not available" not in html
+    assert "构建模型: 中文注释" in html
+
+
+def test_offline_citation_without_lock_entry_is_an_error(make_app, tmp_path, demo, stores) -> None:
+    from atlas.upstream.directive import UpstreamCitationError
+
+    root = online_then(make_app, tmp_path, demo, stores)
+    (root / "index.md").write_text("# P\n\n```{upstream} demo pkg/net.py:1-2\n```\n")
+    app = build(make_app, root, None)
+    with pytest.raises(UpstreamCitationError):
+        app.build()
+    assert "never checked against real code" in errors_by_line(app)[3]
+
+
+def test_corrupt_cache_entry_is_dropped_and_rebuilt(make_app, tmp_path, demo, stores) -> None:
+    root = online_then(make_app, tmp_path, demo, stores)
+    entries = sorted((root / "snippets_cache").rglob("*.json"))
+    assert len(entries) == 10
+    entries[0].write_bytes(entries[0].read_bytes()[:-7])  # truncated
+    entries[1].write_bytes(entries[1].read_bytes().replace(b"return", b"retune"))  # edited
+    app = build(make_app, root, None)  # offline: the two bad entries become placeholders
+    app.build()
+    warnings = warnings_of(app)  # two entries; one may serve both the directive and a role
+    assert 2 <= len(warnings) <= 4 and all(w.endswith("[upstream.missing]") for w in warnings)
+    assert not entries[0].exists() and not entries[1].exists()
+    app = build(make_app, root, stores)  # online: rebuilt
+    app.build()
+    assert warnings_of(app) == [] and entries[0].exists() and entries[1].exists()
+    assert not [p for p in (root / "snippets_cache").rglob(".tmp-*")]
+
+
+def test_lock_mismatch_is_a_drift_error(make_app, tmp_path, demo, stores) -> None:
+    import json
+
+    from atlas.upstream.directive import UpstreamCitationError
+
+    root = online_then(make_app, tmp_path, demo, stores)
+    lock = json.loads((root / "upstreams.lock").read_text())
+    key = f"demo@{demo.head} pkg/net.py:8-9"
+    lock["citations"][key]["sha256"] = "0" * 64
+    (root / "upstreams.lock").write_text(json.dumps(lock))
+    app = build(make_app, root, stores)
+    with pytest.raises(UpstreamCitationError, match="2 upstream citation"):
+        app.build()  # the directive and the role cite the same lines
+    errors = errors_by_line(app)
+    assert "no longer matches upstreams.lock" in errors[5] and errors[5].endswith(
+        "[upstream.drift]"
+    )
+
+
+def test_frozen_lock_refuses_new_citations(make_app, tmp_path, demo, stores) -> None:
+    from atlas.upstream.directive import UpstreamCitationError
+
+    root = make_fixture_book(tmp_path, demo, {"index.md": "# P\n\n{upstream}`demo pkg/net.py:8`\n"})
+    app = build(make_app, root, stores, confoverrides={"atlas_upstream_lock": "frozen"})
+    with pytest.raises(UpstreamCitationError):
+        app.build()
+    assert "lock is frozen" in errors_by_line(app)[3]
+
+
+def test_initialised_submodule_is_read_without_a_stores_folder(make_app, tmp_path, demo) -> None:
+    root = tmp_path / "book"
+    root.mkdir()
+    (root / "conf.py").write_text((ROOTS / "test-upstream" / "conf.py").read_text())
+    make_book(
+        root, {"index.md": "# P\n\n```{upstream} demo@v1 pkg/model.py::helper\n```\n"},
+        {"demo": FixtureUpstream(demo, pin=demo.head, init=True)},
+    )  # fmt: skip
+    app = build(make_app, root, None, confoverrides={"exclude_patterns": ["_build", "upstreams"]})
+    app.build()
+    assert warnings_of(app) == []
+    assert "pkg/model.py#L6-L7" in (Path(app.outdir) / "index.html").read_text()
+
+
+def test_parallel_build_merges_errors_and_lock_entries(make_app, tmp_path, demo, stores) -> None:
+    from atlas.upstream.directive import UpstreamCitationError
+
+    pages = {"index.md": "# Book\n\n```{toctree}\n:glob:\n\np*\n```\n"}
+    for i in range(1, 9):
+        pages[f"p{i}.md"] = f"# Page {i}\n\n```{{upstream}} demo pkg/net.py:{i}-{i + 1}\n```\n"
+    pages["p8.md"] = "# Page 8\n\n```{upstream} demo pkg/net.py:41-43\n```\n"
+    root = make_fixture_book(tmp_path, demo, pages)
+    app = build(make_app, root, stores, parallel=2)
+    with pytest.raises(UpstreamCitationError, match="1 upstream citation"):
+        app.build()
+    assert "p8.md:3" in app.warning.getvalue()
+    from atlas.upstream.lock import load_lock
+
+    assert len(load_lock(root)) == 7
+    assert len(list((root / "snippets_cache").rglob("*.json"))) == 7
+
+
+def test_latex_caption_keeps_the_permalink(make_app, tmp_path, demo, stores) -> None:
+    root = make_fixture_book(
+        tmp_path, demo, {"index.md": "# P\n\n```{upstream} demo pkg/net.py:8-9\n```\n"}
+    )
+    overrides = {"atlas_upstreams_root": str(stores)}
+    app = make_app("latex", srcdir=root, freshenv=True, confoverrides=overrides)
+    app.build()
+    tex = next(Path(app.outdir).glob("*.tex")).read_text(encoding="utf-8")
+    assert f"https://github.com/fixture/demo/blob/{demo.head}/pkg/net.py\\#L8-L9" in tex

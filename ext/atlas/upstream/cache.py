@@ -88,6 +88,7 @@ class SnippetCache:
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
             try:
                 with os.fdopen(fd, "wb") as fh:
+                    os.fchmod(fh.fileno(), 0o644)  # mkstemp's 0600 would lock out other users
                     fh.write(data)
                 os.replace(tmp, path)
             except BaseException:

@@ -104,6 +104,7 @@ def save_lock(root: Path, data: dict[str, LockEntry], revs: dict[str, str] | Non
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".upstreams.lock.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            os.fchmod(fh.fileno(), 0o644)
             fh.write(text)
         os.replace(tmp, path)
     except BaseException:

@@ -150,6 +150,7 @@ class Resolver:
         self.revs = load_revs(self.book_root) if lock is None else {}
         self.read_cache = read_cache  # check and lock verify against objects, not the cache
         self._stores: dict[str, GitStore | None] = {}
+        self._texts: dict[str, str] = {}
 
     # -- stores -----------------------------------------------------------------------------------
     def store(self, upstream: Upstream) -> GitStore | None:
@@ -236,17 +237,26 @@ class Resolver:
         if found is None or found[1] != "blob":
             raise _Fail(self._not_found(store, commit, spec.path, found))
         try:
-            data = store.read_object(found[2])[1]
+            segments = select(self._text(store, found[2], spec.path), spec, self.max_lines)
         except MissingObject:
             return None
-        try:
-            segments = select(decode(data, spec.path), spec, self.max_lines)
         except SelectError as exc:
             raise _Fail(str(exc)) from None
         snippet = CachedSnippet(blob=found[2], segments=tuple(segments), path=found[3])
         self.cache.put(key, snippet)
         res.source = "objects"
         return snippet
+
+    def _text(self, store: GitStore, blob: str, path: str) -> str:
+        """A blob's text, kept for the next citation of the same file (a book cites the same
+        files again and again; each read is a round trip to git)."""
+        text = self._texts.get(blob)
+        if text is None:
+            text = decode(store.read_object(blob)[1], path)
+            if len(self._texts) >= 256:
+                self._texts.pop(next(iter(self._texts)))
+            self._texts[blob] = text
+        return text
 
     def _not_found(self, store: GitStore, commit: str, path: str, found: tuple | None) -> str:
         if found is not None:

@@ -180,10 +180,12 @@ def c_symbols(text: str, lang: str) -> list[Symbol]:
 
 
 # -- lookup -----------------------------------------------------------------------------------
-def symbols_of(text: str, lang: str) -> list[Symbol]:
+@lru_cache(maxsize=64)
+def symbols_of(text: str, lang: str) -> tuple[Symbol, ...]:
+    """Definitions of a file, parsed once however many of them a book cites."""
     if lang == "python":
-        return python_symbols(text)
-    return c_symbols(text, lang)
+        return tuple(python_symbols(text))
+    return tuple(c_symbols(text, lang))
 
 
 def find_symbol(text: str, path: str, query: str) -> Symbol:
