@@ -290,3 +290,20 @@ def test_loader_names_a_missing_file(tmp_path, monkeypatch) -> None:  # type: ig
     )
     with pytest.raises(nanovllm.UpstreamUnavailable, match="block_manager.py"):
         nanovllm.load_block_manager(book)
+
+
+def test_tp_harness_attention_is_causal_dense_attention() -> None:
+    from atlas.labkit.serving.tensor_parallel import _attention
+
+    gen = torch.Generator().manual_seed(3)
+    q = torch.randn(6, 4, 8, generator=gen, dtype=torch.float64)
+    k = torch.randn(6, 2, 8, generator=gen, dtype=torch.float64)
+    v = torch.randn(6, 2, 8, generator=gen, dtype=torch.float64)
+    ref = dense_attention(q, k, v, torch.arange(6)).reshape(6, -1)
+    assert torch.allclose(_attention(q, k, v), ref)
+
+
+def test_unavailable_upstream_is_a_skip_for_runners_that_honour_it() -> None:
+    import unittest
+
+    assert issubclass(nanovllm.UpstreamUnavailable, unittest.SkipTest)
