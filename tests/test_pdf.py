@@ -84,7 +84,7 @@ def test_long_code_lines_wrap_inside_the_page(pdf: dict) -> None:
 
 def test_caption_names_the_citation_and_footnotes_the_permalink(pdf: dict) -> None:
     text = " ".join(pdf["text"].split())
-    assert "Listing 1: fixture@0123abc fixture/attention.py:L41-L47" in text
+    assert "Listing 1: fixture@0123abc · fixture/attention.py · L41–L47" in text
     # the permalink is printed in full as a footnote (a printout has no hyperlinks)
     url = "https://example.org/fixture/blob/0123abcdef/fixture/attention.py#L41-L47"
     assert url in text.replace(" ", "")
@@ -164,6 +164,13 @@ def test_book_structure_toc_index_bookmarks(pdf: dict) -> None:
     ]
     assert re.search(r"^index$", text, re.M | re.I)
     assert "paged layout" in text  # the index entry
+
+
+def test_index_lists_cited_upstream_files(pdf: dict) -> None:
+    index = pdf["layout"].split("\f")[-2]  # the last page (then an empty tail)
+    assert re.search(r"^\s*index$", index, re.M | re.I)
+    assert re.search(r"^\s*fixture \(upstream code\)$", index, re.M)
+    assert re.search(r"^\s*fixture/attention\.py, \d+$", index, re.M)
 
 
 def _bookmark_title(escaped: str) -> str:
