@@ -335,3 +335,19 @@ def test_latex_caption_keeps_the_permalink(make_app, tmp_path, demo, stores) -> 
     app.build()
     tex = next(Path(app.outdir).glob("*.tex")).read_text(encoding="utf-8")
     assert f"https://github.com/fixture/demo/blob/{demo.head}/pkg/net.py\\#L8-L9" in tex
+
+
+def test_moving_a_pin_rereads_the_pages_that_cite_it(make_app, tmp_path, demo, stores) -> None:
+    from gitfixtures import git
+
+    pages = {"index.md": "# P\n\n```{upstream} demo pkg/model.py:1\n```\n"}
+    root = make_fixture_book(tmp_path, demo, pages, pin=demo.commits[1])
+    app = build(make_app, root, stores)
+    app.build()
+    assert warnings_of(app) == []
+    git(root, "update-index", "--cacheinfo", f"160000,{demo.tags['v1']},upstreams/demo")
+    app = make_app("html", srcdir=root, confoverrides={"atlas_upstreams_root": str(stores)})
+    _LIVE.append(app)
+    app.build()  # not a fresh env: only the moved pin makes the unchanged page outdated
+    html = (Path(app.outdir) / "index.html").read_text()
+    assert f"/blob/{demo.tags['v1']}/pkg/model.py#L1" in html

@@ -21,7 +21,7 @@ from atlas.upstream.select import Segment
 
 # Bump when what a selector selects changes (symbol rules, line splitting): old entries are
 # then never read again.
-EXTRACTOR_VERSION = 1
+EXTRACTOR_VERSION = 2
 MAGIC = b"atlas-snippet 1 "
 
 

@@ -85,6 +85,9 @@ def report(env: BuildEnvironment, res: Resolution, location: tuple[str, int], ki
             location=location, type="upstream", subtype="missing",
         )  # fmt: skip
         env.atlas_upstream_missing.add(docname)  # type: ignore[attr-defined]
+    if res.upstream is not None:  # the page depends on this upstream's pin (see outdated)
+        pins = env.atlas_upstream_pins  # type: ignore[attr-defined]
+        pins.setdefault(docname, {})[res.upstream.name] = res.upstream.pin
     new = env.atlas_upstream_new  # type: ignore[attr-defined]
     if res.new_entry and res.key and res.entry:
         new.setdefault(docname, {})[res.key] = (res.entry.blob, res.entry.sha256)
@@ -221,8 +224,11 @@ class UpstreamRole(SphinxRole):
 
 
 # -- environment: errors and new lock entries survive -j and incremental builds --------------
+DOC_MAPS = ("atlas_upstream_errors", "atlas_upstream_new", "atlas_upstream_pins")
+
+
 def env_init(app: Sphinx, env: BuildEnvironment, docnames: list[str] | None = None) -> None:
-    for attr in ("atlas_upstream_errors", "atlas_upstream_new"):
+    for attr in DOC_MAPS:
         if not hasattr(env, attr):
             setattr(env, attr, {})
     if not hasattr(env, "atlas_upstream_missing"):
@@ -231,8 +237,8 @@ def env_init(app: Sphinx, env: BuildEnvironment, docnames: list[str] | None = No
 
 def purge_doc(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
     env_init(app, env)
-    env.atlas_upstream_errors.pop(docname, None)  # type: ignore[attr-defined]
-    env.atlas_upstream_new.pop(docname, None)  # type: ignore[attr-defined]
+    for attr in DOC_MAPS:
+        getattr(env, attr).pop(docname, None)
     env.atlas_upstream_missing.discard(docname)  # type: ignore[attr-defined]
 
 
@@ -240,7 +246,7 @@ def merge_info(
     app: Sphinx, env: BuildEnvironment, docnames: set[str], other: BuildEnvironment
 ) -> None:
     env_init(app, env)
-    for attr in ("atlas_upstream_errors", "atlas_upstream_new"):
+    for attr in DOC_MAPS:
         mine, theirs = getattr(env, attr), getattr(other, attr, {})
         for docname in docnames:
             if docname in theirs:
@@ -251,10 +257,17 @@ def merge_info(
 def outdated(
     app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
 ) -> list[str]:
-    """Pages with a wrong or placeholder citation are re-read every build: objects may have
-    been fetched or the lock fixed since, and the page itself need not change."""
+    """Pages to re-read though unchanged: those with a wrong or placeholder citation (objects
+    may have been fetched or the lock fixed since) and those citing an upstream whose pin
+    moved (a bumped gitlink changes what an unqualified citation shows)."""
     env_init(app, env)
     again = set(env.atlas_upstream_errors) | env.atlas_upstream_missing  # type: ignore[attr-defined]
+    registry = resolver(env).registry
+    for docname, used in env.atlas_upstream_pins.items():  # type: ignore[attr-defined]
+        for name, pin in used.items():
+            up = registry.get(name)
+            if (up.pin if up else None) != pin:
+                again.add(docname)
     return sorted((again & set(env.found_docs)) - removed)
 
 

@@ -131,7 +131,10 @@ def _c_walk(node: Any, scope: str, out: list[Symbol]) -> None:
     for child in node.children:
         kind = child.type
         outer = node if node.type == "template_declaration" else child
-        start, end = outer.start_point[0] + 1, child.end_point[0] + 1
+        start = outer.start_point[0] + 1
+        # a node that ends at column 0 (a macro with its newline) ends on the line before
+        end = child.end_point[0] + (1 if child.end_point[1] > 0 else 0)
+        end = max(end, start)
         if kind == "function_definition":
             name = _declarator_name(child.child_by_field_name("declarator"))
             if name:
@@ -215,10 +218,14 @@ def find_symbol(text: str, path: str, query: str) -> Symbol:
     if len(hits) == 1:
         return hits[0]
     if not hits:
-        close = difflib.get_close_matches(wanted, names, n=5, cutoff=0.5)
-        if not close:
+        close = difflib.get_close_matches(wanted, names, n=5, cutoff=0.6)
+        if not close:  # compare the last name parts: "Pointt" is near "outer::inner::Point"
+            leaves: dict[str, list[str]] = {}
+            for n in names:
+                leaves.setdefault(n.replace("::", ".").rsplit(".", 1)[-1], []).append(n)
             leaf = wanted.replace("::", ".").rsplit(".", 1)[-1]
-            close = [n for n in names if n.replace("::", ".").rsplit(".", 1)[-1] == leaf][:5]
+            near = difflib.get_close_matches(leaf, list(leaves), n=5, cutoff=0.6)
+            close = [n for lf in near for n in leaves[lf]][:5]
         hint = f"; nearest: {', '.join(close)}" if close else f"; {len(names)} symbols defined"
         raise SymbolError(f"symbol '{query}' is not defined in {path}{hint}")
     where = ", ".join(f"{s.qualname} (lines {s.start}-{s.end})" for s in hits[:8])
