@@ -224,11 +224,14 @@ class AtlasWorker(HyperlinkAvailabilityCheckWorker):
             return super()._check(docname, uri, hyperlink)
         session: PacedSession = self._session  # type: ignore[assignment]
         detail = self.checker.detail(uri)
+        service = service_of(uri)
         self._uri = uri
         status, info, code = _Status.UNKNOWN, "", 0
         for attempt in range(max(1, self.retries)):
-            if attempt:
-                time.sleep(min(MAX_BACKOFF_S, self.backoff * 2 ** (attempt - 1)))
+            if attempt:  # back off, unless the server is given up meanwhile
+                until = time.monotonic() + min(MAX_BACKOFF_S, self.backoff * 2 ** (attempt - 1))
+                while time.monotonic() < until and not self.checker.breaker.reason(service):
+                    time.sleep(min(0.1, max(0.0, until - time.monotonic())))
             session.last = ("none", 0)
             status, info, code = self._check_uri(uri, hyperlink)
             detail["attempts"] = detail.get("attempts", 0) + 1
@@ -240,7 +243,7 @@ class AtlasWorker(HyperlinkAvailabilityCheckWorker):
             transient = status == _Status.TIMEOUT or (
                 status == _Status.BROKEN and (kind in {"timeout", "unreachable"} or http >= 500)
             )
-            if not transient or self.checker.breaker.reason(service_of(uri)):
+            if not transient or self.checker.breaker.reason(service):
                 break
         kind = detail.get("outcome")
         if detail.get("gave_up_429"):
