@@ -73,6 +73,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("atlas_linkcheck_max_rate_limits", 5, "", types=frozenset({int}))
     # Seconds after which the link check sends no more requests (what is left: unreachable).
     app.add_config_value("atlas_linkcheck_budget_s", 900.0, "", types=frozenset({int, float}))
-    # The git repository whose .gitmodules registers the upstreams ("" : the conf.py folder).
+    # The git repository whose .gitmodules registers the upstreams ("": atlas_book_root, else
+    # the conf.py folder).
     app.add_config_value("atlas_linkcheck_repo", "", "", types=frozenset({str}))
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -405,7 +405,10 @@ class AtlasLinkcheckBuilder(CheckExternalLinksBuilder):
             else outdir / "cache.json"
         )
         cache = LinkCache(cache_path, float(config.atlas_linkcheck_cache_days))
-        verifier = Verifier(Path(config.atlas_linkcheck_repo or self.confdir))
+        root = (
+            config.atlas_linkcheck_repo or getattr(config, "atlas_book_root", None) or self.confdir
+        )
+        verifier = Verifier(Path(root))
         checker = AtlasChecker(config, cache=cache, verifier=verifier)
         records: list[dict[str, Any]] = []
         bib_entries = bib_locations(self._app)
