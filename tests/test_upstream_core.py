@@ -244,6 +244,8 @@ def test_lock_round_trip(tmp_path) -> None:
     key = lock_key("up", "a" * 40, "x.py", "1-2", {"dedent": "4", "caption": "c"})
     assert key == f"up@{'a' * 40} x.py:1-2 [dedent=4]"
     assert lock_key("up", "b" * 40, "x.py", "::f") == f"up@{'b' * 40} x.py::f"
+    bare = lock_key("up", "b" * 40, "x.py", "1", {"dedent": "", "end-before": "x"})
+    assert bare == f"up@{'b' * 40} x.py:1 [end-before=x;dedent]"
     data = {key: LockEntry("b" * 40, text_hash("x")), "a": LockEntry("c" * 40, text_hash("y"))}
     assert save_lock(tmp_path, data) is True
     assert save_lock(tmp_path, data) is False

@@ -42,13 +42,13 @@ def lock_key(
     name: str, commit: str, path: str, selector: str | None, options: dict[str, str] | None = None
 ) -> str:
     """``name@FULLSHA path:selector`` (``path::sym`` for symbols, ``path`` for a whole file),
-    followed by ``[key=value;...]`` when an option changes the selected text."""
+    followed by ``[key=value;...]`` when an option changes the selected text (a bare ``key``
+    for one given without a value, like ``:dedent:``, which dedents to the common indent)."""
     key = f"{name}@{commit} {path}"
     if selector:
         key += selector if selector.startswith("::") else f":{selector}"
-    extra = [
-        f"{k}={options[k]}" for k in TEXT_OPTIONS if options and options.get(k) not in (None, "")
-    ]
+    given = {k: options[k] for k in TEXT_OPTIONS if options and options.get(k) is not None}
+    extra = [f"{k}={v}" if v != "" else k for k, v in given.items()]
     return key + (f" [{';'.join(extra)}]" if extra else "")
 
 
