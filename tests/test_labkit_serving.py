@@ -307,3 +307,17 @@ def test_unavailable_upstream_is_a_skip_for_runners_that_honour_it() -> None:
     import unittest
 
     assert issubclass(nanovllm.UpstreamUnavailable, unittest.SkipTest)
+
+
+@pytest.mark.parametrize("policy", ["continuous", "chunked"])
+def test_every_step_respects_the_budget_and_the_sequence_cap(policy: str) -> None:
+    trace = synthetic_trace(40, rate=50.0, prompt_len=(10, 400), output_len=(1, 60), seed=7)
+    limits = EngineLimits(max_num_seqs=6, max_num_batched_tokens=256, num_blocks=80)
+    res = simulate(trace, policy, limits, lambda c: 0.005)
+    for step in res.steps:
+        assert sum(n for _, n in step.chunks) <= limits.max_num_batched_tokens
+        assert len(step.chunks) <= limits.max_num_seqs
+        assert all(n > 0 for _, n in step.chunks)
+    assert res.output_tokens == sum(r.output_len for r in trace)
+    starts = [s.start for s in res.steps]
+    assert starts == sorted(starts)
