@@ -157,6 +157,9 @@ ERRORS = {
 }
 
 
+ROLE_LINE = "then the role {upstream}`demo pkg/net.py:99` ends it."
+
+
 def error_page() -> str:
     lines = ["# Errors", ""]
     for lineno, (spec, options, _) in sorted(ERRORS.items()):
@@ -167,7 +170,7 @@ def error_page() -> str:
         if "helper" in spec and spec.endswith("::helper"):
             lines.append("def pasted(): pass")
         lines.append("```")
-    lines += ["", "Role: {upstream}`demo pkg/net.py:99` end.", ""]
+    lines += ["", "A paragraph whose role is not on its first line:", ROLE_LINE, ""]
     return "\n".join(lines)
 
 
@@ -175,7 +178,7 @@ def test_each_bad_citation_is_one_error_at_its_line(make_app, tmp_path, demo, st
     from atlas.upstream.directive import UpstreamCitationError
 
     page = error_page()
-    role_line = page.splitlines().index("Role: {upstream}`demo pkg/net.py:99` end.") + 1
+    role_line = page.splitlines().index(ROLE_LINE) + 1
     root = tmp_path / "book"
     shutil.copytree(ROOTS / "test-upstream", root)
     (root / "index.md").write_text(page)

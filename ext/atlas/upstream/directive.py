@@ -220,7 +220,27 @@ class UpstreamRole(SphinxRole):
         return [ref], []
 
     def get_location_tuple(self) -> tuple[str, int]:
-        return self.env.docname, self.lineno
+        """The role's own line. MyST gives a role the line of its paragraph; the page is read
+        to find the line that holds the role, so errors point where ``check`` points."""
+        source, line = self.get_source_info()
+        first = self.text.strip().splitlines()[0] if self.text.strip() else ""
+        lines = _page_lines(str(source)) if source else []
+        for i in range(max(line - 1, 0), min(len(lines), max(line - 1, 0) + 500)):
+            if first and first in lines[i]:
+                return self.env.docname, i + 1
+        return self.env.docname, line
+
+
+_PAGES: dict[str, list[str]] = {}
+
+
+def _page_lines(source: str) -> list[str]:
+    if source not in _PAGES:
+        try:
+            _PAGES[source] = Path(source).read_text(encoding="utf-8").splitlines()
+        except OSError:
+            _PAGES[source] = []
+    return _PAGES[source]
 
 
 # -- environment: errors and new lock entries survive -j and incremental builds --------------
