@@ -185,6 +185,27 @@ def test_sphinx_design_cards_keep_title_and_body(pdf: dict) -> None:
     assert re.search(r"^\s*PyTorch\s*$", layout, re.M) and "Tab two body." in layout
 
 
+def test_symbols_and_emoji_are_drawn_in_prose_and_code(pdf: dict) -> None:
+    """✔ in highlighted code once stopped LaTeX; symbols and emoji come from Symbola."""
+    assert re.search(r"^\s*46\s+return out # ✔ checked, ⚠ long line follows$", pdf["layout"], re.M)
+    assert "✓ done, ⚠ careful, 🚀 launch." in pdf["text"]
+    fonts = subprocess.run(
+        ["pdffonts", str(pdf["path"])], capture_output=True, text=True, check=True
+    ).stdout
+    assert "Symbola" in fonts
+
+
+def test_a_glyph_no_font_has_fails_the_build(tmp_path: Path) -> None:
+    """Unicode Greek in math: xelatex only logs it; the build must stop and name the page."""
+    _need_pdf_tools()
+    root = ROOT.parent / "test-pdf-glyph"
+    proc = _cli("build", "--source", str(root), "--build", str(tmp_path), "--conf-dir", str(root))
+    assert proc.returncode == 1
+    assert "U+03B1 'α' (not in cmmi10) on page(s): index" in proc.stderr
+    assert "\\alpha" in proc.stderr
+    assert not (tmp_path / "pdf" / "atlas.pdf").exists()
+
+
 # -- fast tests: no TeX ----------------------------------------------------------------------
 
 
@@ -196,7 +217,7 @@ def test_missing_tools_print_one_apt_get_line(tmp_path: Path) -> None:
     assert apt == [
         "sudo apt-get install --no-install-recommends make texlive-xetex latexmk xindy"
         " fontconfig texlive-latex-recommended texlive-latex-extra texlive-lang-chinese"
-        " fonts-freefont-otf fonts-dejavu-core fonts-noto-cjk"
+        " fonts-freefont-otf fonts-dejavu-core fonts-noto-cjk fonts-symbola"
     ]
     assert "xelatex (Debian package texlive-xetex)" in proc.stderr
     assert not (tmp_path / "b").exists()  # nothing was built
@@ -220,13 +241,14 @@ def test_log_scan_maps_errors_and_missing_glyphs_to_pages(tmp_path: Path) -> Non
             r"\phantomsection\label{\detokenize{index::doc}}",
             "intro",
             r"\phantomsection\label{\detokenize{serving/kv::doc}}",
-            "rocket \U0001f680 here",
+            "rocket \U0001f680 here, $\u03b1$",
             r"\undefinedmacro",
         ]
     )
     log = "\n".join(
         [
             "Missing character: There is no \U0001f680 (U+1F680) in font FreeSerif/OT:x;!",
+            'Missing character: There is no \u03b1 ("3B1) in font cmmi10!',
             "Overfull \\hbox (12.5pt too wide) in paragraph at lines 5--5",
             "./atlas.tex:6: Undefined control sequence.",
             "l.6 \\undefinedmacro",
@@ -239,6 +261,8 @@ def test_log_scan_maps_errors_and_missing_glyphs_to_pages(tmp_path: Path) -> Non
     assert pages.page(3) == "index" and pages.page(1) == "(front matter)"
     glyph = report.missing["1F680"]
     assert glyph.fonts == {"FreeSerif"} and glyph.pages == {"serving/kv"}
+    assert report.missing["03B1"].fonts == {"cmmi10"}
+    assert report.missing["03B1"].pages == {"serving/kv"}
     assert report.overfull == [(12.5, 5)]
     message = pdf_build._missing_glyphs_message(report)
     assert "U+1F680" in message and "serving/kv" in message

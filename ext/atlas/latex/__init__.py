@@ -26,6 +26,31 @@ TEXINPUTS = Path(__file__).parent / "texinputs"
 STYLE = TEXINPUTS / "atlas.sty"
 
 
+# Sphinx maps these to math-mode commands even for xelatex. Inside highlighted code the math
+# group gets split across Pygments' style macros, and LaTeX stops ("Extra }, or forgotten $")
+# on a line of upstream code that prints a check mark. Our fonts have the glyphs themselves
+# (and the build fails on any glyph they lack), so for xelatex the characters pass through.
+UNICODE_PASSTHROUGH = "\u2713\u2714\u2715\u2716"  # ✓ ✔ ✕ ✖
+
+
+def _pass_unicode_through(engine: str) -> None:
+    if engine not in ("xelatex", "lualatex"):
+        return
+    from sphinx.util import texescape
+
+    for table in (
+        texescape._tex_escape_map_without_unicode,
+        texescape._tex_hlescape_map_without_unicode,
+    ):
+        for char in UNICODE_PASSTHROUGH:
+            table.pop(ord(char), None)
+
+
+def _builder_inited(app: Sphinx) -> None:
+    if app.builder.format == "latex":  # after the latex builder filled the tables
+        _pass_unicode_through(app.config.latex_engine)
+
+
 def _config_inited(app: Sphinx, config: Config) -> None:
     files = list(config.latex_additional_files)
     if str(STYLE) not in files:
@@ -54,4 +79,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_post_transform(HideVisibleUrls)
     app.add_post_transform(RestoreVisibleUrls)
     app.connect("config-inited", _config_inited)
+    app.connect("builder-inited", _builder_inited)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

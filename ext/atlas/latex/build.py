@@ -72,10 +72,10 @@ def _missing_glyphs_message(report: logscan.LogReport) -> str:
         fonts = ", ".join(sorted(glyph.fonts))
         lines.append(f"  U+{glyph.codepoint} {glyph.char!r} (not in {fonts}) on page(s): {pages}")
     lines.append(
-        "Fix: in prose, write the character differently (emoji and pictographs have no glyph in"
-        " print: use words; arrows and symbols in math: use LaTeX commands such as \\to). For"
-        " upstream code, cite a range without that line or add a font that covers it to"
-        " ext/atlas/latex/texinputs/atlas.sty."
+        "Fix: in math ($...$), write Greek letters and symbols as LaTeX commands (\\alpha,"
+        " \\le, \\to). In prose and code, the character needs a font: add one that covers it"
+        " to ext/atlas/latex/texinputs/atlas.sty, or (upstream code) cite a range without"
+        " that line."
     )
     return "\n".join(lines)
 

@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# OpenType fonts report ``(U+1F680)``, TeX math fonts (cmmi10) ``("3B1)``.
 MISSING_CHAR = re.compile(
-    r"^Missing character: There is no (.+?) \(U\+([0-9A-F]{4,6})\) in font ([^/:!]+)"
+    r'^Missing character: There is no (.+?) \((?:U\+|")([0-9A-F]{2,6})\) in font ([^/:!]+)'
 )
 OVERFULL = re.compile(r"^Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\) .*?lines? (\d+)")
 FILE_LINE_ERROR = re.compile(r"^(?:\./)?[^\s:]+\.(?:tex|sty|cls):(\d+): (.+)$")
@@ -62,7 +63,8 @@ def scan(log: str) -> LogReport:
     lines = log.splitlines()
     for i, line in enumerate(lines):
         if m := MISSING_CHAR.match(line):
-            glyph = report.missing.setdefault(m.group(2), Glyph(m.group(1), m.group(2)))
+            code = m.group(2).rjust(4, "0")
+            glyph = report.missing.setdefault(code, Glyph(m.group(1), code))
             glyph.fonts.add(m.group(3).strip("[]"))
         elif m := OVERFULL.match(line):
             report.overfull.append((float(m.group(1)), int(m.group(2))))
