@@ -339,6 +339,7 @@ def test_latex_caption_keeps_the_permalink(make_app, tmp_path, demo, stores) -> 
     app.build()
     tex = next(Path(app.outdir).glob("*.tex")).read_text(encoding="utf-8")
     assert f"https://github.com/fixture/demo/blob/{demo.head}/pkg/net.py\\#L8-L9" in tex
+    assert "firstnumber=8" in tex  # upstream numbering in the PDF too
 
 
 def test_moving_a_pin_rereads_the_pages_that_cite_it(make_app, tmp_path, demo, stores) -> None:
