@@ -14,5 +14,24 @@ a rank function that checks it against a single-process reference, for use throu
   all-to-all (Ulysses) attention.
 - :mod:`.expert`: an expert-parallel mixture-of-experts layer with all-to-all dispatch/combine.
 
+:func:`in_sequence` runs several of the rank functions in one process group.
+
 Everything runs on CPU in float64 so that parallel and reference results agree to rounding.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+
+def in_sequence(
+    rank: int, world_size: int, calls: Sequence[tuple[Callable[..., Any], ...]]
+) -> list[Any]:
+    """Run several rank functions one after another in the same process group.
+
+    ``run_ranks(in_sequence, 4, [(f, "a"), (f, "b")])`` returns, for each rank, the list
+    ``[f(rank, 4, "a"), f(rank, 4, "b")]``. Why: starting ranks and their process group costs
+    more than the small checks themselves, so a lab that compares variants starts them once.
+    """
+    return [fn(rank, world_size, *args) for fn, *args in calls]
