@@ -110,3 +110,21 @@ def test_command_line_entry_point(book, stores) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert proc.returncode == 1 and "page" in proc.stdout and "citation" in proc.stdout
     assert proc.stderr == ""
+
+
+def test_partial_clone_offline_falls_back_to_the_cache(
+    capsys, book, stores, demo, tmp_path
+) -> None:
+    from gitfixtures import git
+
+    partial = tmp_path / "partial"
+    partial.mkdir()
+    git(
+        tmp_path, "clone", "-q", "--bare", "--filter=blob:none", demo.url, str(partial / "demo.git")
+    )
+    run(capsys, "lock", "--root", str(book), "--stores", str(stores))  # fills the cache too
+    code, out = run(capsys, "check", "--root", str(book), "--stores", str(partial))
+    assert code == 0 and [r[-1] for r in rows(out)] == ["ok"] * 3
+    shutil.rmtree(book / "snippets_cache")
+    code, out = run(capsys, "check", "--root", str(book), "--stores", str(partial))
+    assert code == 0 and [r[-1] for r in rows(out)] == ["missing"] * 3

@@ -226,12 +226,17 @@ class Resolver:
             return hit
         if store is None:
             return None
+
+        # objects partly absent (a partial clone offline): the cache, if any, stands in
+        def fallback() -> CachedSnippet | None:
+            return None if self.read_cache else self.cache.get(key)
+
         try:
             found = store.resolve_path(commit, spec.path)
         except UnsafePath as exc:
             raise _Fail(str(exc)) from None
         except MissingObject:
-            return None
+            return fallback()
         except LookupError as exc:
             raise _Fail(str(exc)) from None
         if found is None or found[1] != "blob":
@@ -239,7 +244,7 @@ class Resolver:
         try:
             segments = select(self._text(store, found[2], spec.path), spec, self.max_lines)
         except MissingObject:
-            return None
+            return fallback()
         except SelectError as exc:
             raise _Fail(str(exc)) from None
         snippet = CachedSnippet(blob=found[2], segments=tuple(segments), path=found[3])
