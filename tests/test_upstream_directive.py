@@ -100,7 +100,7 @@ def test_every_selector_and_option_renders_with_upstream_numbers(
     assert '<span class="linenos">17</span>    <span class="nd">@functools' in html  # decorator
     # two ranges at the tag v1: old path, gap shown, numbering restarts at 18, emphasis on 19
     assert f"/blob/{demo.tags['v1']}/pkg/model.py#L1-L20" in html
-    assert "⋮ 14 lines not shown (L4–L17)" in html
+    assert "⋮ 14 lines not shown (L4–L17)" in html and "⋮ 1 line not shown (L12)" in html
     assert '<span class="hll"><span class="linenos">19</span>' in html
     # C++ method inside a class inside a namespace; CUDA kernel with its template head
     assert "/csrc/ops.cpp#L8-L10" in html and "/kernels/add.cu#L4-L8" in html
@@ -216,10 +216,10 @@ def test_offline_without_cache_shows_placeholders_and_only_missing_warnings(
     app = build(make_app, root, None)
     app.build()
     warnings = warnings_of(app)
-    assert len(warnings) == 11
+    assert len(warnings) == 12
     assert all(w.endswith("[upstream.missing]") and "WARNING" in w for w in warnings)
     html = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
-    assert html.count("Upstream code not available in this build") == 9
+    assert html.count("Upstream code not available in this build") == 10
     assert f"https://github.com/fixture/demo/blob/{demo.head}/pkg/net.py#L8-L9" in html
     assert "Read it on GitHub" in html and '<span class="pre">upstreams</span>' in html
     # what `make check` does: -W with upstream.missing allowed passes
@@ -255,7 +255,7 @@ def test_offline_citation_without_lock_entry_is_an_error(make_app, tmp_path, dem
 def test_corrupt_cache_entry_is_dropped_and_rebuilt(make_app, tmp_path, demo, stores) -> None:
     root = online_then(make_app, tmp_path, demo, stores)
     entries = sorted((root / "snippets_cache").rglob("*.json"))
-    assert len(entries) == 10
+    assert len(entries) == 11
     entries[0].write_bytes(entries[0].read_bytes()[:-7])  # truncated
     entries[1].write_bytes(entries[1].read_bytes().replace(b"return", b"retune"))  # edited
     app = build(make_app, root, None)  # offline: the two bad entries become placeholders

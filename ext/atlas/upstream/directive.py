@@ -117,7 +117,11 @@ def code_blocks(res: Resolution, directive: SphinxDirective) -> list[nodes.Eleme
         if i:
             prev = res.segments[i - 1]
             a, b = prev.end + 1, seg.start - 1
-            text = ELISION.format(n=b - a + 1, a=a, b=b)
+            text = (
+                ELISION.format(n=b - a + 1, a=a, b=b)
+                if b > a
+                else f"\u22ee 1 line not shown (L{a})"
+            )
             out.append(nodes.paragraph(text, text, classes=["upstream-elision"]))
         code = "\n".join(seg.lines)
         block = nodes.literal_block(code, code, classes=["upstream-code"])
