@@ -106,6 +106,7 @@ class ResultCache:
         text = json.dumps(result.to_json(), indent=1, sort_keys=True)
         handle, temporary = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
         try:
+            os.fchmod(handle, 0o644)
             with os.fdopen(handle, "w", encoding="utf-8") as file:
                 file.write(text)
             os.replace(temporary, self.folder / f"{result.key}.json")

@@ -54,7 +54,9 @@ def _warm_up() -> None:
     except RuntimeError:
         pass
     import atlas.labkit  # noqa: F401
-    import atlas.labs.worker  # noqa: F401
+    from atlas.labs import worker
+
+    worker.warm_up()
 
 
 def _worker(job_fd: int, fd: int, wakeup: tuple[int, int], sock: socket.socket) -> None:
