@@ -216,7 +216,8 @@ class GitStore:
             if got is not None and got[1] == "commit":
                 found = got[0]
                 break
-        self._resolved[rev] = found
+        if found is not None:  # a miss is not kept: a fetch may bring the commit later
+            self._resolved[rev] = found
         return found
 
     def commit_tree(self, commit: str) -> str:
