@@ -130,7 +130,7 @@ class LabDirective(SphinxDirective):
             expect_failure="expect-failure" in self.options,
             hide_output="hide-output" in self.options,
         )
-        node = lab_node(spec=spec, ids=[anchor])
+        node = lab_node(spec=spec)  # the anchor goes on a target inside the rendering
         self.set_source_info(node)
         self.state.document.ids[anchor] = node
         return [node]

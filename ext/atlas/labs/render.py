@@ -89,7 +89,8 @@ def render_lab(spec: LabSpec, result: LabResult | None, environment: str) -> nod
     if result is None:
         result = LabResult(NOT_RUN, message="not run")
     status = result.status.replace(" ", "-")
-    box = nodes.container(classes=["atlas-lab", f"atlas-lab-{status}"], ids=[spec.anchor])
+    box = nodes.container(classes=["atlas-lab", f"atlas-lab-{status}"])
+    box += nodes.target("", "", ids=[spec.anchor])  # a target: LaTeX labels it, HTML anchors it
     title = nodes.paragraph(classes=["atlas-lab-title"])
     title += nodes.strong("", "Lab: ")
     title += nodes.Text(spec.title)

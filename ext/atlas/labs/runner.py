@@ -106,6 +106,7 @@ class LabRunner:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
         env.setdefault("OMP_NUM_THREADS", "1")
+        env.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # is_available() must not poison fork
         with open(self.log_path, "ab") as log:
             self._process = subprocess.Popen(
                 [sys.executable, "-m", "atlas.labs.zygote", str(theirs.fileno())],

@@ -38,8 +38,10 @@ def environment() -> str:
     import torch
 
     version = torch.__version__.split("+")[0]
+    # With PYTORCH_NVML_BASED_CUDA_CHECK=1 (set by the runner) this does not initialise CUDA,
+    # so the worker can still fork ranks that use it; the device name would initialise it.
     if torch.cuda.is_available():
-        return f"torch {version} · CUDA ({torch.cuda.get_device_name(0)})"
+        return f"torch {version} · CUDA"
     return f"torch {version} · CPU"
 
 
@@ -97,7 +99,7 @@ def run_lab(index: int, lab: dict[str, Any], namespace: dict[str, Any], fd: int)
         return LabResult(SKIPPED, message="needs CUDA, and this machine has no GPU")
     seed_everything(lab["seed"])
     parser = doctest.DocTestParser()
-    test = parser.get_doctest(lab["text"], namespace, f"lab {index}", lab["filename"], 0)
+    test = parser.get_doctest(lab["text"], namespace, lab["filename"], lab["filename"], 0)
     test.globs = namespace  # DocTest copies its globals; the labs of a page share them
     runner = _Runner(fd, index)
     started = time.perf_counter()
@@ -122,7 +124,6 @@ WARM_UP = ">>> import torch\n>>> int(torch.ones(2) @ torch.ones(2))\n2\n"
 def warm_up() -> None:
     """Run a trivial lab in the zygote, before any fork: torch's lazy initialisations (RNG,
     allocator, dispatcher) then happen once instead of in every worker (about 40 ms each)."""
-    environment()
     seed_everything(0)
     test = doctest.DocTestParser().get_doctest(WARM_UP, {}, "warm-up", "warm-up", 0)
     runner = _Runner(None, 0)
