@@ -24,7 +24,7 @@ def sel(spec: str, **options: str) -> list[Segment]:
 
 
 def test_lines_keep_upstream_numbers_through_every_filter() -> None:
-    segs = sel(":2-10,14-18", **{"start-after": "mark @2", "end-before": "mark", "dedent": ""})
+    segs = sel(":2-10,14-18", **{"start-after": "mark @2", "end-before": "mark @1", "dedent": ""})
     assert [(s.start, s.lines) for s in segs] == [(7, ("line 7", "line 8")), ]  # fmt: skip
     segs = sel(":2-10,14-18", **{"start-after": "mark @3"})
     assert [(s.start, s.end) for s in segs] == [(10, 10), (14, 18)]
@@ -34,6 +34,8 @@ def test_lines_keep_upstream_numbers_through_every_filter() -> None:
 def test_filter_errors_say_what_was_found() -> None:
     with pytest.raises(SelectError, match=r"occurrence 9.*occurs on lines 3, 6, 9"):
         sel(":1-10", **{"start-after": "mark @9"})
+    with pytest.raises(SelectError, match=r"occurs on lines 3, 6, 9 of the selection; say which"):
+        sel(":1-10", **{"start-after": "mark"})
     with pytest.raises(SelectError, match="last line"):
         sel(":1-3", **{"start-after": "mark"})
     with pytest.raises(SelectError, match="would cut code"):

@@ -107,26 +107,40 @@ def select(text: str, spec: CitationSpec, max_lines: int = DEFAULT_MAX_LINES) ->
 
 
 # -- option filters: (segments, value) -> segments -------------------------------------------
-def _marker(value: str) -> tuple[str, int]:
+def _marker(value: str) -> tuple[str, int | None]:
+    """``MARKER @N`` -> (MARKER, N); a bare marker -> (MARKER, None)."""
     match = OCCURRENCE.match(value)
     if match:
         return match.group("marker"), int(match.group("n"))
-    return value, 1
+    return value, None
 
 
-def _find(segments: list[Segment], marker: str, nth: int, option: str) -> tuple[int, int]:
-    """(segment index, line index) of the line holding the nth occurrence of the marker."""
-    seen: list[int] = []
-    for si, seg in enumerate(segments):
-        for li, line in enumerate(seg.lines):
-            if marker in line:
-                seen.append(seg.start + li)
-                if len(seen) == nth:
-                    return si, li
-    where = f"it occurs on lines {', '.join(map(str, seen))}" if seen else "it does not occur"
-    raise SelectError(
-        f":{option}: {marker!r} (occurrence {nth}) not found in the selection: {where}"
-    )
+def _find(segments: list[Segment], marker: str, nth: int | None, option: str) -> tuple[int, int]:
+    """(segment index, line index) of the line holding the nth occurrence of the marker. A
+    marker on several lines must say which (``MARKER @2``): a silent first match would pick
+    another line the day upstream adds one above."""
+    if not marker:
+        raise SelectError(f":{option}: needs the text of a line to look for")
+    hits = [
+        (si, li, seg.start + li)
+        for si, seg in enumerate(segments)
+        for li, line in enumerate(seg.lines)
+        if marker in line
+    ]
+    lines = ", ".join(str(n) for _, _, n in hits)
+    if nth is None and len(hits) > 1:
+        raise SelectError(
+            f":{option}: {marker!r} occurs on lines {lines} of the selection; say which with "
+            f"'{marker} @N' (e.g. '{marker} @2') or use a longer marker"
+        )
+    n = nth or 1
+    if n > len(hits):
+        where = f"it occurs on lines {lines}" if hits else "it does not occur"
+        raise SelectError(
+            f":{option}: {marker!r} (occurrence {n}) not found in the selection: {where}"
+        )
+    si, li, _ = hits[n - 1]
+    return si, li
 
 
 def start_after(segments: list[Segment], value: str) -> list[Segment]:
