@@ -171,3 +171,17 @@ def test_bad_lab_input_is_one_error_each_with_line_and_fix(make_app, tmp_path, r
     assert log.count("ERROR") == 3
     assert not list((src / "_build" / ".labs-cache").glob("*.json"))  # nothing ran
     assert "Traceback" not in log
+
+
+def test_latex_labs_table_links_to_labels_that_exist(make_app, tmp_path, rootdir) -> None:
+    src = tmp_path / "book"
+    shutil.copytree(rootdir / "test-labs-parallel", src)
+    app = make_app("latex", srcdir=src, status=StringIO(), warning=StringIO())
+    app.build()
+    tex = "\n".join(path.read_text() for path in Path(app.outdir).glob("*.tex"))
+    links = set(re.findall(r"\\hyperref\[\\detokenize\{(p\d:lab-[^}]+)\}\]", tex))
+    labels = set(re.findall(r"\\label\{\\detokenize\{(p\d:lab-[^}]+)\}\}", tex))
+    assert len(links) == 12
+    assert links <= labels
+    assert tex.count(r"\sphinxstyleemphasis{passed") == 12  # each lab's status line
+    assert "not run" not in tex

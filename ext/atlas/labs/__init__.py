@@ -93,9 +93,17 @@ def _on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
     return execute.run_labs(app, specs, results, reports)
 
 
+def _on_env_get_outdated(
+    app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
+) -> list[str]:
+    """Re-read the labs page whenever any page changes (titles, pages added or removed)."""
+    _, _, reports = _store(env)
+    return sorted(reports) if added or changed or removed else []
+
+
 def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     specs, results, _ = _store(app.env)
-    render_page(doctree, results.get(docname))
+    render_page(doctree, results)
     for node in list(doctree.findall(labs_report_node)):
         titles = {name: app.env.titles[name].astext() for name in specs if name in app.env.titles}
         node.replace_self(build_table(app, docname, specs, results, titles))
@@ -116,6 +124,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _check_config)
     app.connect("config-inited", _add_static)
     app.add_css_file("atlas-labs.css")
+    app.connect("env-get-outdated", _on_env_get_outdated)
     app.connect("env-updated", _on_env_updated)
     app.connect("doctree-resolved", _on_doctree_resolved)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -103,7 +103,7 @@ def _run(
                 done.add(job.docname)
                 if page.cacheable:
                     cache.store(page)
-    except ZygoteError as exc:
+    except (ZygoteError, OSError) as exc:  # the runner itself failed: report, never traceback
         for job in jobs:
             if job.docname not in done:
                 results[job.docname] = PageResult(

@@ -110,11 +110,16 @@ def render_lab(spec: LabSpec, result: LabResult | None, environment: str) -> nod
     return box
 
 
-def render_page(doctree: nodes.document, page: PageResult | None) -> None:
-    """Replace every lab placeholder of a resolved doctree."""
+def render_page(doctree: nodes.document, results: dict[str, PageResult]) -> None:
+    """Replace every lab placeholder of a resolved doctree.
+
+    Results are looked up by each lab's own page: the LaTeX builder resolves one doctree that
+    holds every page of the book.
+    """
     from atlas.labs.directive import lab_node
 
     for node in list(doctree.findall(lab_node)):
         spec: LabSpec = node["spec"]
+        page = results.get(spec.docname)
         result = page.labs[spec.index] if page and spec.index < len(page.labs) else None
         node.replace_self(render_lab(spec, result, page.environment if page else ""))

@@ -92,8 +92,9 @@ class ZygoteError(RuntimeError):
 class LabRunner:
     """Runs jobs in workers forked from one zygote; use as a context manager."""
 
-    def __init__(self, log_path: Path, jobs: int = 1) -> None:
+    def __init__(self, log_path: Path, jobs: int = 1, python: str = sys.executable) -> None:
         self.log_path = log_path
+        self.python = python
         self.max_workers = max(1, jobs)
         self._sock: socket.socket | None = None
         self._process: subprocess.Popen[bytes] | None = None
@@ -109,7 +110,7 @@ class LabRunner:
         env.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # is_available() must not poison fork
         with open(self.log_path, "ab") as log:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "atlas.labs.zygote", str(theirs.fileno())],
+                [self.python, "-m", "atlas.labs.zygote", str(theirs.fileno())],
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL,
                 stdout=log,

@@ -74,7 +74,7 @@ class _Runner(doctest.DocTestRunner):
         self.results.append(ExampleResult(outcome, got[:MAX_OUTPUT], round(seconds, 4)))
 
     def report_success(self, out: Any, test: Any, example: Any, got: str) -> None:
-        self._record("passed", got)
+        self._record("passed", "")  # the page shows the expected output, which matched
 
     def report_failure(self, out: Any, test: Any, example: Any, got: str) -> None:
         self._record("failed", got)
