@@ -158,3 +158,11 @@ def test_parallel_build_runs_every_page_apart_without_torch_in_sphinx(
     assert "ERROR" not in done.stderr, done.stderr
     report = re.sub(r"<[^>]+>", "", (src / "_build" / "html" / "labs.html").read_text())
     assert "12 labs on 6 pages (12 passed)" in report
+
+
+def test_times_can_be_hidden_for_reproducible_pages(counted_book) -> None:
+    src, build = counted_book
+    build(atlas_labs_show_times=False)
+    html = re.sub(r"<[^>]+>", "", (src / "_build" / "html" / "counted.html").read_text())
+    assert "passed · torch " in html
+    assert not re.search(r"\d+\.\d\d s", html)

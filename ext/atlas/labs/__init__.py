@@ -103,10 +103,11 @@ def _on_env_get_outdated(
 
 def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     specs, results, _ = _store(app.env)
-    render_page(doctree, results)
+    show_time = bool(app.config.atlas_labs_show_times)
+    render_page(doctree, results, show_time)
     for node in list(doctree.findall(labs_report_node)):
         titles = {name: app.env.titles[name].astext() for name in specs if name in app.env.titles}
-        node.replace_self(build_table(app, docname, specs, results, titles))
+        node.replace_self(build_table(app, docname, specs, results, titles, show_time))
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
@@ -116,6 +117,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("atlas_labs_memory_limit_mb", 8192, "env", types=[int])
     app.add_config_value("atlas_labs_seed", 0, "env", types=[int])
     app.add_config_value("atlas_labs_jobs", 0, "", types=[int])
+    # Times differ from run to run: a build that must be byte-for-byte reproducible from a cold
+    # cache turns them off (with a warm cache the cached times are shown, which is stable).
+    app.add_config_value("atlas_labs_show_times", True, "html", types=[bool])
     app.add_node(lab_node)
     app.add_node(labs_report_node)
     app.add_directive("lab", LabDirective)
@@ -127,4 +131,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-get-outdated", _on_env_get_outdated)
     app.connect("env-updated", _on_env_updated)
     app.connect("doctree-resolved", _on_doctree_resolved)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: bump when LabSpec or PageResult change shape, so that Sphinx re-reads
+    # instead of unpickling old objects from the environment.
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

@@ -44,10 +44,10 @@ def pycon(example: ExampleSpec, output: str | None) -> str:
     return text
 
 
-def status_line(result: LabResult, environment: str) -> str:
+def status_line(result: LabResult, environment: str, show_time: bool = True) -> str:
     """``passed · 0.41 s · torch 2.13.0 · CPU``."""
     parts = [STATUS_WORDS.get(result.status, result.status)]
-    if result.status not in (SKIPPED, NOT_RUN):
+    if show_time and result.status not in (SKIPPED, NOT_RUN):
         parts.append(f"{result.seconds:.2f} s")
     if environment:
         parts.append(environment)
@@ -84,7 +84,9 @@ def _problem(spec: LabSpec, result: LabResult) -> list[nodes.Node]:
     return out
 
 
-def render_lab(spec: LabSpec, result: LabResult | None, environment: str) -> nodes.container:
+def render_lab(
+    spec: LabSpec, result: LabResult | None, environment: str, show_time: bool = True
+) -> nodes.container:
     """The rendered lab: title, transcript, problems, status line."""
     if result is None:
         result = LabResult(NOT_RUN, message="not run")
@@ -105,12 +107,14 @@ def render_lab(spec: LabSpec, result: LabResult | None, environment: str) -> nod
     if result.status == SKIPPED and result.message:
         box += nodes.paragraph("", f"Skipped: {result.message}.", classes=["atlas-lab-skip"])
     line = nodes.paragraph(classes=["atlas-lab-status"])
-    line += nodes.emphasis("", status_line(result, environment))
+    line += nodes.emphasis("", status_line(result, environment, show_time))
     box += line
     return box
 
 
-def render_page(doctree: nodes.document, results: dict[str, PageResult]) -> None:
+def render_page(
+    doctree: nodes.document, results: dict[str, PageResult], show_time: bool = True
+) -> None:
     """Replace every lab placeholder of a resolved doctree.
 
     Results are looked up by each lab's own page: the LaTeX builder resolves one doctree that
@@ -122,4 +126,5 @@ def render_page(doctree: nodes.document, results: dict[str, PageResult]) -> None
         spec: LabSpec = node["spec"]
         page = results.get(spec.docname)
         result = page.labs[spec.index] if page and spec.index < len(page.labs) else None
-        node.replace_self(render_lab(spec, result, page.environment if page else ""))
+        environment = page.environment if page else ""
+        node.replace_self(render_lab(spec, result, environment, show_time))

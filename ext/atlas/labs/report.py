@@ -11,6 +11,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from docutils import nodes
+from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 from atlas.labs.model import NOT_RUN, OK_STATUSES, SKIPPED, LabResult, LabSpec, PageResult
@@ -64,7 +65,14 @@ def _cell(*children: nodes.Node) -> nodes.entry:
     return entry
 
 
-def build_table(app, fromdocname: str, specs, results, titles) -> list[nodes.Node]:  # noqa: ANN001
+def build_table(
+    app: Sphinx,
+    fromdocname: str,
+    specs: dict[str, list[LabSpec]],
+    results: dict[str, PageResult],
+    titles: dict[str, str],
+    show_time: bool = True,
+) -> list[nodes.Node]:
     """The summary paragraph and the table, with links relative to ``fromdocname``."""
     table_rows = rows(specs, results)
     if not table_rows:
@@ -78,9 +86,8 @@ def build_table(app, fromdocname: str, specs, results, titles) -> list[nodes.Nod
     summary = ", ".join(
         f"{counts[status]} {word}" for status, word in SUMMARY_WORDS.items() if status in counts
     )
-    intro = nodes.paragraph(
-        "", f"{len(table_rows)} labs on {pages} pages ({summary}); {total:.2f} s in all."
-    )
+    took = f"; {total:.2f} s in all" if show_time else ""
+    intro = nodes.paragraph("", f"{len(table_rows)} labs on {pages} pages ({summary}){took}.")
     table = nodes.table(classes=["atlas-labs-table"])
     group = nodes.tgroup(cols=5)
     table += group
@@ -101,7 +108,8 @@ def build_table(app, fromdocname: str, specs, results, titles) -> list[nodes.Nod
         row += _cell(nodes.reference("", spec.title, internal=True, refuri=f"{uri}#{spec.anchor}"))
         status = result.status if result else NOT_RUN
         row += _cell(nodes.Text(STATUS_WORDS.get(status, status).split(":")[0]))
-        seconds = f"{result.seconds:.2f} s" if result and status not in (SKIPPED, NOT_RUN) else ""
+        timed = show_time and result and status not in (SKIPPED, NOT_RUN)
+        seconds = f"{result.seconds:.2f} s" if timed else ""
         row += _cell(nodes.Text(seconds))
         row += _cell(nodes.Text(environment))
         body += row
