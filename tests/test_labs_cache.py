@@ -166,3 +166,23 @@ def test_times_can_be_hidden_for_reproducible_pages(counted_book) -> None:
     html = re.sub(r"<[^>]+>", "", (src / "_build" / "html" / "counted.html").read_text())
     assert "passed · torch " in html
     assert not re.search(r"\d+\.\d\d s", html)
+
+
+def test_a_crash_is_not_cached_and_is_retried_next_build(counted_book) -> None:
+    src, build = counted_book
+    (src / "flaky.md").write_text(
+        "---\norphan: true\n---\n# Flaky\n\n```{lab} Crashes the first time only\n"
+        ">>> import os\n"
+        '>>> path = os.environ["ATLAS_LABS_COUNTER"]\n'
+        '>>> first = "flaky" not in open(path).read()\n'
+        '>>> _ = open(path, "a").write("flaky\\n")\n'
+        ">>> if first: os._exit(9)\n```\n"
+    )
+    ran, warnings = build()
+    assert "flaky" in ran
+    assert "crashed (exit status 9)" in warnings
+    ran, warnings = build()  # nothing changed, but a crash is not a result: run it again
+    assert ran == ["flaky"]
+    assert "ERROR" not in warnings
+    ran, _ = build()  # now it passed, and that is cached
+    assert ran == []

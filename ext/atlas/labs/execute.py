@@ -66,8 +66,8 @@ def run_labs(
         key = page_key(specs[docname], labkit, seed, memory)
         if mode != "force":
             current = results.get(docname)
-            if current is not None and current.key == key:
-                continue
+            if current is not None and current.key == key and current.cacheable:
+                continue  # timeouts and crashes are retried on the next build
             cached = cache.load(key)
             if cached is not None:
                 results[docname] = cached
