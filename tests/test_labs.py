@@ -47,7 +47,7 @@ def test_passing_labs_render_code_output_and_status(book) -> None:
     app, warnings = book
     page = text(app, "passing")
     assert ">>> x + 2\n42" in page
-    assert re.search(r"passed · \d+\.\d\d s · torch \d+\.\d+\.\d+ · CPU", page)
+    assert re.search(r"passed · \d+\.\d\d(\s|&#160;|&nbsp;)s · torch \d+\.\d+\.\d+ · CPU", page)
     assert "passing.md" not in warnings
 
 

@@ -48,7 +48,7 @@ def status_line(result: LabResult, environment: str, show_time: bool = True) -> 
     """``passed · 0.41 s · torch 2.13.0 · CPU``."""
     parts = [STATUS_WORDS.get(result.status, result.status)]
     if show_time and result.status not in (SKIPPED, NOT_RUN):
-        parts.append(f"{result.seconds:.2f} s")
+        parts.append(f"{result.seconds:.2f}\u00a0s")
     if environment:
         parts.append(environment)
     return " · ".join(parts)

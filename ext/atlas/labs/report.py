@@ -109,7 +109,7 @@ def build_table(
         status = result.status if result else NOT_RUN
         row += _cell(nodes.Text(STATUS_WORDS.get(status, status).split(":")[0]))
         timed = show_time and result and status not in (SKIPPED, NOT_RUN)
-        seconds = f"{result.seconds:.2f} s" if timed else ""
+        seconds = f"{result.seconds:.2f}\u00a0s" if timed else ""
         row += _cell(nodes.Text(seconds))
         row += _cell(nodes.Text(environment))
         body += row
