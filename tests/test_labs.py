@@ -51,6 +51,13 @@ def test_passing_labs_render_code_output_and_status(book) -> None:
     assert "passing.md" not in warnings
 
 
+def test_labs_are_seeded_and_single_threaded(book) -> None:
+    app, warnings = book
+    # passing.md's first lab re-seeds with 0 and draws again: equal only if the lab was seeded.
+    assert "passing.md" not in warnings
+    assert ">>> torch.get_num_threads()\n1" in text(app, "passing")
+
+
 def test_four_rank_lab_passes_and_shares_the_page_namespace(book) -> None:
     app, warnings = book
     page = text(app, "passing")
