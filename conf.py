@@ -135,7 +135,7 @@ latex_elements = {
     "sphinxsetup": "verbatimforcewraps=true, verbatimmaxunderfull=0, verbatimhintsturnover=true",
     # Sphinx would title the contents after the first toctree's caption.
     "tableofcontents": r"\renewcommand{\contentsname}{Contents}\sphinxtableofcontents",
-    "printindex": r"\footnotesize\raggedright\printindex",
+    "printindex": r"\footnotesize\raggedright\atlasprintindex",  # atlas.sty
 }
 # The root page's toctrees with these captions open (close) the PDF unnumbered; every other
 # caption becomes a part whose pages are its chapters (atlas.latex.structure).

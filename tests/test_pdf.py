@@ -140,6 +140,7 @@ def test_book_structure_toc_index_bookmarks(pdf: dict) -> None:
         r"I\s+Mechanisms",
         r"1\s+Cited upstream code",
         r"1\.1\s+A lab",
+        r"1\.2\s+A nested page",  # hoisted after the chapter's own sections
         r"2\s+A diagram",
     ):
         assert re.search(rf"^\s*{numbered}\b", toc, re.M), numbered
@@ -157,6 +158,7 @@ def test_book_structure_toc_index_bookmarks(pdf: dict) -> None:
         (-1, "I Mechanisms"),
         (0, "Cited upstream code"),
         (1, "A lab"),
+        (1, "A nested page"),
         (0, "A diagram"),
         (1, "Components"),
         (0, "Appendix"),

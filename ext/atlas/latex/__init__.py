@@ -24,6 +24,7 @@ from sphinx.config import Config
 
 TEXINPUTS = Path(__file__).parent / "texinputs"
 STYLE = TEXINPUTS / "atlas.sty"
+XINDY_MODULE = TEXINPUTS / "atlas.xdy"  # loaded by atlas.latex.build (XINDYOPTS)
 
 
 # Sphinx maps these to math-mode commands even for xelatex. Inside highlighted code the math
@@ -53,8 +54,9 @@ def _builder_inited(app: Sphinx) -> None:
 
 def _config_inited(app: Sphinx, config: Config) -> None:
     files = list(config.latex_additional_files)
-    if str(STYLE) not in files:
-        config.latex_additional_files = [*files, str(STYLE)]
+    missing = [str(f) for f in (STYLE, XINDY_MODULE) if str(f) not in files]
+    if missing:
+        config.latex_additional_files = [*files, *missing]
     elements = dict(config.latex_elements)
     preamble = elements.get("preamble", "")
     if r"\usepackage{atlas}" not in preamble:

@@ -58,11 +58,26 @@ def run_latexmk(latex_dir: Path, log_file: Path) -> int:
     if "SOURCE_DATE_EPOCH" not in env and (epoch := _source_date_epoch(latex_dir)):
         env["SOURCE_DATE_EPOCH"] = epoch
         env["FORCE_SOURCE_DATE"] = "1"
+    make = ["make", "-C", str(latex_dir), "all-pdf"]
+    if xindy := _xindy_options(latex_dir / "Makefile"):
+        make.append(f"XINDYOPTS={xindy} -M atlas.xdy")
     with log_file.open("w", encoding="utf-8") as out:
-        proc = subprocess.run(
-            ["make", "-C", str(latex_dir), "all-pdf"], stdout=out, stderr=subprocess.STDOUT, env=env
-        )
+        proc = subprocess.run(make, stdout=out, stderr=subprocess.STDOUT, env=env)
     return proc.returncode
+
+
+def _xindy_options(makefile: Path) -> str | None:
+    """Sphinx's xindy options (language, sphinx.xdy) as its generated Makefile sets them.
+
+    Ours (atlas.xdy: page-range separators) are appended on the make command line, which is
+    the one way to extend a variable the Makefile both assigns and exports.
+    """
+    if not makefile.exists():
+        return None
+    for line in makefile.read_text(encoding="utf-8").splitlines():
+        if line.startswith("export XINDYOPTS"):
+            return line.split("=", 1)[1].strip()
+    return None
 
 
 def _missing_glyphs_message(report: logscan.LogReport) -> str:

@@ -35,16 +35,48 @@ def _raw(tex: str) -> nodes.raw:
     return nodes.raw("", tex + "\n", format="latex")
 
 
-def _top_level_files(section: nodes.section) -> list[addnodes.start_of_file]:
-    """The inlined pages of the root page's own toctrees (not those of deeper pages)."""
+def _top_level_files(node: nodes.Element) -> list[tuple[nodes.Element, addnodes.start_of_file]]:
+    """The inlined pages of the root page's own toctrees, each with the node that holds it.
+
+    Walked top-down: Sphinx's inlining assigns ``start_of_file.children`` without re-parenting
+    them, so ``.parent`` inside an inlined page can point at that page's own old document.
+    """
     found = []
-    for sof in section.findall(addnodes.start_of_file):
-        parent = sof.parent
-        while parent is not None and not isinstance(parent, addnodes.start_of_file):
-            parent = parent.parent
-        if parent is None:
-            found.append(sof)
+    for child in node.children:
+        if isinstance(child, addnodes.start_of_file):
+            found.append((node, child))
+        elif isinstance(child, nodes.Element):
+            found += _top_level_files(child)
     return found
+
+
+def _drop_emptied(section: nodes.Element) -> None:
+    """Remove toctree wrappers left empty, then headings left with nothing but a title."""
+    for wrapper in list(section.findall(nodes.compound)):
+        if "toctree-wrapper" in wrapper["classes"] and not wrapper.children:
+            wrapper.parent.remove(wrapper)
+    for heading in [s for s in section.children if isinstance(s, nodes.section)]:
+        _drop_emptied(heading)
+        if not _holds_content(heading):
+            section.remove(heading)
+
+
+def _hoist_subpages(page: addnodes.start_of_file) -> None:
+    """Move the pages of a page's own toctrees to the end of that page, as its sections.
+
+    Wherever the toctree stood (a hidden one near the top, one under a "Reading order"
+    heading), the chapter reads as its own text first, then its pages in toctree order.
+    """
+    located = _top_level_files(page)
+    main = next((c for c in page.children if isinstance(c, nodes.section)), None)
+    if not located or main is None:
+        return
+    for holder, sof in located:
+        holder.remove(sof)
+    _drop_emptied(main)
+    for _, sof in located:
+        main += sof
+        _hoist_subpages(sof)
 
 
 def _holds_content(node: nodes.Element) -> bool:
@@ -70,21 +102,19 @@ class BookStructure(SphinxPostTransform):
         top = self.document.next_node(nodes.section)
         if top is None or top.parent is not self.document:
             return
-        files = {sof["docname"]: sof for sof in _top_level_files(top)}
-        if not files:
+        located = _top_level_files(top)
+        if not located:
             return
+        files = {sof["docname"]: sof for _, sof in located}
         toctrees = [
             (t.get("caption") or "", [f for f in t["includefiles"] if f in files])
             for t in self.env.get_doctree(root).findall(addnodes.toctree)
         ]
-        for sof in files.values():
-            sof.parent.remove(sof)
-        for wrapper in list(top.findall(nodes.compound)):
-            if "toctree-wrapper" in wrapper["classes"] and not wrapper.children:
-                wrapper.parent.remove(wrapper)
-        for heading in [s for s in top.children if isinstance(s, nodes.section)]:
-            if not _holds_content(heading):
-                top.remove(heading)
+        for holder, sof in located:
+            holder.remove(sof)
+        _drop_emptied(top)
+        for _, sof in located:
+            _hoist_subpages(sof)
 
         self._preface(top)
         front_captions = set(self.config.atlas_latex_front_matter)
