@@ -14,31 +14,31 @@ from typing import Any
 import pytest
 import torch
 from atlas.labkit import run_ranks
-from atlas.labkit.parallel import context, data, expert, memory, pipeline, tensor
+from atlas.labkit.parallel import context, data, expert, in_sequence, memory, pipeline, tensor
 
-
-def _suite(rank: int, world: int) -> dict[str, Any]:
-    return {
-        "ddp": data.data_parallel_matches_reference(rank, world, "ddp", steps=3),
-        "zero1": data.data_parallel_matches_reference(rank, world, "zero1", steps=3),
-        "zero2": data.data_parallel_matches_reference(rank, world, "zero2", steps=3),
-        "zero3": data.data_parallel_matches_reference(rank, world, "zero3", steps=3),
-        "tp": tensor.parallel_mlp_matches_dense(rank, world, False),
-        "sp": tensor.parallel_mlp_matches_dense(rank, world, True),
-        "gpipe": pipeline.pipeline_matches_sequential(rank, world, "gpipe", 4),
-        "1f1b": pipeline.pipeline_matches_sequential(rank, world, "1f1b", 8),
-        "interleaved": pipeline.pipeline_matches_sequential(rank, world, "interleaved", 8, 2),
-        "ring": context.ring_attention_matches_full(rank, world, False),
-        "ring_balanced": context.ring_attention_matches_full(rank, world, True),
-        "ulysses": context.ulysses_matches_full(rank, world),
-        "ep": expert.ep_moe_matches_reference(rank, world, 8, 2, None),
-        "ep_capped": expert.ep_moe_matches_reference(rank, world, 8, 2, 1.0),
-    }
+SUITE: dict[str, tuple[Any, ...]] = {
+    "ddp": (data.data_parallel_matches_reference, "ddp", 3),
+    "zero1": (data.data_parallel_matches_reference, "zero1", 3),
+    "zero2": (data.data_parallel_matches_reference, "zero2", 3),
+    "zero3": (data.data_parallel_matches_reference, "zero3", 3),
+    "tp": (tensor.parallel_mlp_matches_dense, False),
+    "sp": (tensor.parallel_mlp_matches_dense, True),
+    "gpipe": (pipeline.pipeline_matches_sequential, "gpipe", 4),
+    "1f1b": (pipeline.pipeline_matches_sequential, "1f1b", 8),
+    "interleaved": (pipeline.pipeline_matches_sequential, "interleaved", 8, 2),
+    "ring": (context.ring_attention_matches_full, False),
+    "ring_balanced": (context.ring_attention_matches_full, True),
+    "ulysses": (context.ulysses_matches_full,),
+    "ep": (expert.ep_moe_matches_reference, 8, 2, None),
+    "ep_capped": (expert.ep_moe_matches_reference, 8, 2, 1.0),
+}
 
 
 @pytest.fixture(scope="module")
 def four_ranks() -> list[dict[str, Any]]:
-    return run_ranks(_suite, 4, timeout=120)
+    """Every check on 4 ranks, through ``in_sequence`` as the labs call them."""
+    ranks = run_ranks(in_sequence, 4, list(SUITE.values()), timeout=120)
+    return [dict(zip(SUITE, results, strict=True)) for results in ranks]
 
 
 @pytest.mark.parametrize("method", ["ddp", "zero1", "zero2", "zero3"])
@@ -197,3 +197,14 @@ def test_capacity_drops_in_token_order() -> None:
     x[:, 0] = 1.0  # every token prefers expert 0
     token, chosen, _, _, _ = expert.route(x, router, 1, capacity_factor=1.0)
     assert token.tolist() == [0, 1] and chosen.tolist() == [0, 0]  # capacity ceil(6/3) = 2
+
+
+def test_bad_arguments_are_clear_errors() -> None:
+    with pytest.raises(ValueError, match="unknown method 'zero4'"):
+        data.data_parallel_matches_reference(0, 4, "zero4")
+    with pytest.raises(ValueError, match="not divisible by 3 ranks"):
+        data.data_parallel_matches_reference(0, 3, "ddp")
+    with pytest.raises(ValueError, match="do not split over 3 ranks"):
+        expert.ep_moe_matches_reference(0, 3)
+    with pytest.raises(ValueError, match="heads"):
+        context.ulysses_matches_full(0, 3)
