@@ -120,6 +120,13 @@ def test_mermaid_diagram_is_included_as_vector_graphics(pdf: dict) -> None:
     assert len(images) == 2  # the header only: no raster image anywhere
 
 
+def test_svg_figure_is_converted_to_vector_pdf(pdf: dict) -> None:
+    tex = (pdf["out"] / "latex" / "atlas.tex").read_text(encoding="utf-8")
+    assert re.search(r"\\sphinxincludegraphics(\[[^]]*\])?\{\{ledger\}\.pdf\}", tex)
+    assert "KV blocks" in pdf["text"]  # the SVG's label, as text: vector, not a bitmap
+    assert "A drawn SVG figure: memory split between weights and KV blocks." in pdf["text"]
+
+
 def test_cjk_text_is_intact_in_prose_and_code(pdf: dict) -> None:
     compact = re.sub(r"\s+", "", pdf["text"])
     assert "注意力机制与键值缓存" in compact
@@ -219,7 +226,7 @@ def test_missing_tools_print_one_apt_get_line(tmp_path: Path) -> None:
     assert apt == [
         "sudo apt-get install --no-install-recommends make texlive-xetex latexmk xindy"
         " fontconfig texlive-latex-recommended texlive-latex-extra texlive-lang-chinese"
-        " fonts-freefont-otf fonts-dejavu-core fonts-noto-cjk fonts-symbola"
+        " fonts-freefont-otf fonts-dejavu-core fonts-noto-cjk fonts-symbola librsvg2-bin"
     ]
     assert "xelatex (Debian package texlive-xetex)" in proc.stderr
     assert not (tmp_path / "b").exists()  # nothing was built
@@ -234,6 +241,16 @@ def test_missing_mermaid_renderer_stops_the_build(app) -> None:
         r"diagrams\.md:\d+: the mermaid renderer '/nowhere/mmdc' cannot be run", message
     )
     assert "make setup" in message
+
+
+@pytest.mark.sphinx("latex", testroot="pdf")
+def test_svg_without_rsvg_convert_stops_the_build(app, monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(PdfError) as info:
+        app.build()
+    message = str(info.value)
+    assert re.search(r"diagrams\.md:\d+: the SVG \S*ledger\.svg needs rsvg-convert", message)
+    assert "librsvg2-bin" in message
 
 
 def test_log_scan_maps_errors_and_missing_glyphs_to_pages(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ Sphinx-side, this feature:
   stops the build instead of vanishing from the PDF (:mod:`atlas.latex.mermaid`);
 - typesets the root page's toctrees as a book: unnumbered front matter, then one part per
   toctree caption (:mod:`atlas.latex.structure`);
+- converts SVG figures to vector PDF (:mod:`atlas.latex.svg`);
 - indexes every upstream citation under its upstream and file (:mod:`atlas.latex.index`);
 - prints no URL footnote for a URL already printed beside its link (:mod:`atlas.latex.urls`);
 - ships ``atlas.sty`` (xeCJK punctuation classes, sphinx-design components degraded to boxed
@@ -71,6 +72,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.latex.index import CitedCodeIndex
     from atlas.latex.mermaid import visit_mermaid_latex
     from atlas.latex.structure import BookStructure
+    from atlas.latex.svg import SvgToPdf
     from atlas.latex.urls import HideVisibleUrls, RestoreVisibleUrls
 
     app.add_node(mermaid, override=True, latex=(visit_mermaid_latex, None))
@@ -78,6 +80,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("atlas_latex_back_matter", [], "env", types=[list])
     app.add_post_transform(BookStructure)
     app.add_post_transform(CitedCodeIndex)
+    app.add_post_transform(SvgToPdf)
     app.add_post_transform(HideVisibleUrls)
     app.add_post_transform(RestoreVisibleUrls)
     app.connect("config-inited", _config_inited)

@@ -84,6 +84,7 @@ def requirements() -> list[Requirement]:
         Requirement("font Noto Serif CJK SC", "fonts-noto-cjk", _font("Noto Serif CJK SC")),
         Requirement("font Noto Sans Mono CJK SC", "fonts-noto-cjk", _font("Noto Sans Mono CJK SC")),
         Requirement("font Symbola (symbols, emoji)", "fonts-symbola", _font("Symbola")),
+        Requirement("rsvg-convert (SVG figures)", "librsvg2-bin", _program("rsvg-convert")),
         Requirement(
             f"browser {chromium_path()} (mermaid diagrams)", "chromium", _file(chromium_path())
         ),
