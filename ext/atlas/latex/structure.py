@@ -5,8 +5,8 @@ toctrees under a "Map of the book" heading, so the chapters would become section
 heading, and the root page's own headings ("How to read it", ...) numbered chapters ahead of
 them. For the PDF this post-transform rebuilds the shape a reader expects of a book:
 
-- front matter, unnumbered (listed in the contents): the root page's prose (its opening
-  paragraphs as a "Preface"), its headings that hold no toctree, and the pages of the
+- front matter, unnumbered (listed in the contents): the root page's own text as a chapter
+  "Preface" (its headings that hold no toctree become sections of it), then the pages of the
   toctrees whose caption is in ``atlas_latex_front_matter``;
 - then one ``\\part`` per other toctree caption, each page of that toctree a numbered chapter
   (its own sub-pages become sections);
@@ -158,17 +158,17 @@ class BookStructure(SphinxPostTransform):
         section += [_raw(r"\atlasbibliographyinplace"), bib]
 
     def _preface(self, top: nodes.section) -> None:
-        """Put the root page's opening prose under a heading of its own, so it opens a chapter."""
+        """Gather the root page's own text into one opening chapter, "Preface".
+
+        Its opening prose comes first; its remaining headings (those that held no toctree)
+        become sections of that chapter, rather than chapters of a page or two each.
+        """
         start = 1 if top.children and isinstance(top[0], nodes.title) else 0
-        end = next(
-            (i for i, c in enumerate(top.children) if isinstance(c, nodes.section)),
-            len(top.children),
-        )
-        prose = [c for c in top.children[start:end] if not isinstance(c, nodes.target | nodes.raw)]
-        if not any(isinstance(c, nodes.paragraph) for c in prose):
+        content = [c for c in top.children[start:] if not isinstance(c, nodes.target | nodes.raw)]
+        if not content:
             return
         section = nodes.section("", nodes.title(PREFACE, PREFACE), ids=["atlas-preface"])
-        for child in prose:
+        for child in content:
             top.remove(child)
             section += child
         top.insert(start, section)
