@@ -64,11 +64,19 @@ def flat_params(module: nn.Module) -> torch.Tensor:
     return torch.cat([p.detach().reshape(-1) for p in module.parameters()])
 
 
-@functools.cache  # one computation per rank process, however many variants it checks
 def train_reference(
     steps: int, global_batch: int, lr: float = 1e-2
 ) -> tuple[torch.Tensor, list[float]]:
-    """One process, whole batch, Adam: the parameters every parallel variant must reach."""
+    """One process, whole batch, Adam: the parameters every parallel variant must reach.
+
+    Cached per process: ranks forked after a call in the parent inherit the result, and so do
+    not each pay for it (nor for the imports of Adam's first step, about 2 s on a busy CPU).
+    """
+    return _train_reference(steps, global_batch, lr)
+
+
+@functools.cache
+def _train_reference(steps: int, global_batch: int, lr: float) -> tuple[torch.Tensor, list[float]]:
     model = make_model()
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     losses = []
