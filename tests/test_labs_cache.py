@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from atlas.labs.cache import labkit_digest, page_key
 from atlas.labs.directive import parse_examples
+from atlas.labs.execute import _PRESTARTED
 from atlas.labs.model import LabSpec
 from sphinx.testing.util import SphinxTestApp
 
@@ -67,6 +68,7 @@ def test_cache_hit_and_miss(counted_book) -> None:
     edit(src / "other.md", "# Other", "# Other\n\nNew prose, same lab.")
     ran, _ = build()  # page re-read, labs unchanged: served from the cache
     assert ran == []
+    assert not _PRESTARTED  # the zygote started while reading was closed unused
 
     edit(src / "counted.md", ">>> 6 * 7", ">>> 7 * 6")
     ran, _ = build()  # only the page whose lab changed runs

@@ -129,6 +129,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _add_static)
     app.add_css_file("atlas-labs.css")
     app.connect("env-get-outdated", _on_env_get_outdated)
+    app.connect("env-before-read-docs", execute.prestart)
+    app.connect("build-finished", execute.stop_prestarted)
     app.connect("env-updated", _on_env_updated)
     app.connect("doctree-resolved", _on_doctree_resolved)
     # env_version: bump when LabSpec or PageResult change shape, so that Sphinx re-reads

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 from sphinx.util.display import status_iterator
 
@@ -22,6 +23,8 @@ from atlas.labs.runner import Job, LabRunner, ZygoteError
 logger = logging.getLogger(__name__)
 
 NO_RUN_BUILDERS = frozenset({"linkcheck", "gettext", "changes"})
+LAB_MARKER = "{lab}"  # in a page's source: it has a lab (MyST fence or colon fence)
+_PRESTARTED: dict[int, LabRunner] = {}  # id(app) -> runner launched at env-before-read-docs
 # Warning subtypes, for suppress_warnings and CI: lab.fail, lab.xpass, lab.timeout, lab.crash.
 SUBTYPES = {"failed": "fail", "xpass": "xpass", "timeout": "timeout", "crashed": "crash"}
 
@@ -77,20 +80,52 @@ def run_labs(
 
     if jobs:
         changed.update(_run(app, jobs, results, cache))
+    stop_prestarted(app)
     _report(app, specs, results)
     junit = build_folder(app) / "labs" / "junit.xml"
     write_junit(junit, specs, results, lambda docname: str(app.env.doc2path(docname)))
     return sorted(changed | (reports if changed else set()))
 
 
+def _new_runner(app: Sphinx) -> LabRunner:
+    workers = int(app.config.atlas_labs_jobs) or max(1, app.parallel)
+    return LabRunner(build_folder(app) / "labs" / "worker.log", workers)
+
+
+def prestart(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    """Launch the zygote while Sphinx reads, when a page about to be read has a lab.
+
+    Its ~1.5 s of ``import torch`` then overlaps the read phase instead of following it. If the
+    labs turn out to be cached, :func:`stop_prestarted` closes it unused.
+    """
+    if app.config.atlas_labs_mode == "off" or app.builder.name in NO_RUN_BUILDERS:
+        return
+    for docname in docnames:
+        try:
+            text = Path(env.doc2path(docname)).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if LAB_MARKER in text:
+            try:
+                _PRESTARTED[id(app)] = _new_runner(app).start()
+            except OSError:
+                pass  # reported properly when the labs actually run
+            return
+
+
+def stop_prestarted(app: Sphinx, *_: object) -> None:
+    """Close a prestarted zygote that was not needed (or after a failed build)."""
+    runner = _PRESTARTED.pop(id(app), None)
+    if runner is not None:
+        runner.__exit__(None, None, None)
+
+
 def _run(
     app: Sphinx, jobs: list[Job], results: dict[str, PageResult], cache: ResultCache
 ) -> set[str]:
-    workers = int(app.config.atlas_labs_jobs) or max(1, app.parallel)
-    log = build_folder(app) / "labs" / "worker.log"
     done: set[str] = set()
     try:
-        with LabRunner(log, workers) as runner:
+        with _PRESTARTED.pop(id(app), None) or _new_runner(app) as runner:
             for job, page in status_iterator(
                 runner.run(jobs),
                 "running labs... ",

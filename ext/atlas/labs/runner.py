@@ -98,9 +98,13 @@ class LabRunner:
         self.max_workers = max(1, jobs)
         self._sock: socket.socket | None = None
         self._process: subprocess.Popen[bytes] | None = None
+        self._ready = False
         self._next_id = 0
 
-    def __enter__(self) -> LabRunner:
+    def start(self) -> LabRunner:
+        """Launch the zygote without waiting for it: it imports torch while Sphinx reads."""
+        if self._process is not None:
+            return self
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         package_root = str(Path(__file__).resolve().parents[2])
@@ -119,16 +123,26 @@ class LabRunner:
             )
         theirs.close()
         self._sock = ours
-        ours.settimeout(STARTUP_TIMEOUT)
+        self._ready = False
+        return self
+
+    def __enter__(self) -> LabRunner:
+        """Start the zygote if needed and wait until it has imported torch."""
+        self.start()
+        if self._ready:
+            return self
+        assert self._sock is not None
+        self._sock.settimeout(STARTUP_TIMEOUT)
         try:
-            message = pickle.loads(ours.recv(1 << 20) or pickle.dumps(("broken", "")))
+            message = pickle.loads(self._sock.recv(1 << 20) or pickle.dumps(("broken", "")))
         except TimeoutError:
             message = ("broken", f"it did not start within {STARTUP_TIMEOUT:g} s")
-        ours.settimeout(None)
+        self._sock.settimeout(None)
         if message[0] != "ready":
             self.__exit__(None, None, None)
             detail = message[1].strip() or self._log_tail()
             raise ZygoteError(f"the lab worker could not start: {detail}")
+        self._ready = True
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -142,6 +156,7 @@ class LabRunner:
                 self._process.kill()
                 self._process.wait()
             self._process = None
+        self._ready = False
 
     def _log_tail(self) -> str:
         try:
