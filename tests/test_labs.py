@@ -151,6 +151,8 @@ def test_junit_report_counts_failures_errors_and_skips(book) -> None:
         case.get("name") for case in root.iter("testcase") if case.find("failure") is not None
     }
     assert failures == {"Wrong claim", "A claim marked false that holds"}
+    wrong = next(case for case in root.iter("testcase") if case.get("name") == "Wrong claim")
+    assert (wrong.get("file"), wrong.get("line")) == ("failing.md", "6")
     errors = {case.get("name") for case in root.iter("testcase") if case.find("error") is not None}
     assert errors == {"Sleeps past its timeout", "Exits the worker", "Allocates past the cap"}
 

@@ -8,6 +8,7 @@ build re-reports every lab that is not fine, cached or not: a failing lab never 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -83,7 +84,13 @@ def run_labs(
     stop_prestarted(app)
     _report(app, specs, results)
     junit = build_folder(app) / "labs" / "junit.xml"
-    write_junit(junit, specs, results, lambda docname: str(app.env.doc2path(docname)))
+    # Paths relative to conf.py's folder (the repository root): what CI annotations expect.
+    write_junit(
+        junit,
+        specs,
+        results,
+        lambda docname: os.path.relpath(app.env.doc2path(docname), app.confdir),
+    )
     return sorted(changed | (reports if changed else set()))
 
 

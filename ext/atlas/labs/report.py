@@ -139,7 +139,7 @@ def write_junit(
                 classname=docname.replace("/", "."),
                 name=spec.title,
                 file=source_of(docname),
-                line=str(spec.line),
+                line=str(problem_line(spec, result) if result else spec.start_line),
                 time=f"{result.seconds:.3f}" if result else "0",
             )
             counts["tests"] += 1
