@@ -30,7 +30,8 @@ def _say(message: str) -> None:
 
 
 def _source_date_epoch(repo: Path) -> str | None:
-    """The commit time, so two builds of one commit carry the same PDF dates."""
+    """The time of the book's last commit: the PDF's dates then follow the commit, not the
+    clock (the diagrams Chromium draws still carry their own)."""
     try:
         out = subprocess.run(
             ["git", "-C", str(repo), "log", "-1", "--format=%ct"],
@@ -51,11 +52,11 @@ def run_sphinx(source: Path, build: Path, conf_dir: Path, extra: list[str]) -> i
     return run_make_mode(["latex", str(source), str(build), "-c", str(conf_dir), *quiet, *extra])
 
 
-def run_latexmk(latex_dir: Path, log_file: Path) -> int:
+def run_latexmk(latex_dir: Path, log_file: Path, source: Path) -> int:
     env = dict(os.environ)
     env["LATEXOPTS"] = "-interaction=nonstopmode -halt-on-error -file-line-error"
     env["max_print_line"] = "10000"  # one log line per message, so that the log can be read
-    if "SOURCE_DATE_EPOCH" not in env and (epoch := _source_date_epoch(latex_dir)):
+    if "SOURCE_DATE_EPOCH" not in env and (epoch := _source_date_epoch(source)):
         env["SOURCE_DATE_EPOCH"] = epoch
         env["FORCE_SOURCE_DATE"] = "1"
     make = ["make", "-C", str(latex_dir), "all-pdf"]
@@ -114,7 +115,7 @@ def build(
         return 1
     _say("PDF: running latexmk (xelatex, xindy) ...")
     out_file = latex_dir / "latexmk.out"
-    rc = run_latexmk(latex_dir, out_file)
+    rc = run_latexmk(latex_dir, out_file, source)
     report, pages = logscan.read(latex_dir, stem)
     if rc != 0:
         where = ""
