@@ -21,6 +21,10 @@ import math
 from typing import Any
 
 import torch
+
+# Creating the first optimizer of a process imports torch._dynamo (about 1 s). Imported with this
+# module, in the process that forks the ranks, it is inherited instead of paid by every rank.
+import torch._dynamo  # noqa: F401
 import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
