@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from atlas.labs.runner import LabRunner, ZygoteError
+from atlas.labs.directive import parse_examples
+from atlas.labs.model import LabSpec
+from atlas.labs.runner import Job, LabRunner, ZygoteError
 
 
 def test_a_zygote_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:
@@ -15,3 +17,35 @@ def test_a_zygote_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ZygoteError, match=r"the lab worker could not start: No module named torch"):
         with LabRunner(tmp_path / "worker.log", python=str(fake)):
             pass
+
+
+def _job(name: str, text: str, timeout: float = 30.0) -> Job:
+    spec = LabSpec(name, 0, "lab", name, text, 1, 1, parse_examples(text, 1), timeout)
+    return Job(name, name, [spec])
+
+
+def test_a_lab_that_kills_the_zygote_ends_the_run_cleanly(tmp_path: Path) -> None:
+    killer = _job(
+        "killer",
+        ">>> import os, signal, time\n>>> os.kill(os.getppid(), signal.SIGKILL); time.sleep(20)\n",
+    )
+    after = _job("after", ">>> 1\n1\n")
+    seen: dict[str, str] = {}
+    with pytest.raises(ZygoteError, match="the lab zygote died"):
+        with LabRunner(tmp_path / "worker.log", jobs=1) as runner:
+            for job, page in runner.run([killer, after]):
+                seen[job.docname] = page.labs[0].status
+    assert seen == {"killer": "crashed"}
+
+
+def test_timeout_and_results_in_one_run(tmp_path: Path) -> None:
+    jobs = [
+        _job("slow", ">>> import time\n>>> time.sleep(30)\n", timeout=0.5),
+        _job("fine", ">>> 2 * 21\n42\n"),
+    ]
+    with LabRunner(tmp_path / "worker.log", jobs=2) as runner:
+        pages = {job.docname: page for job, page in runner.run(jobs)}
+    assert pages["fine"].labs[0].status == "passed"
+    slow = pages["slow"].labs[0]
+    assert (slow.status, slow.failed_example) == ("timeout", 1)
+    assert "timed out after 0.5 s in example 2 (line 2: >>> time.sleep(30))" in slow.message

@@ -99,6 +99,7 @@ class LabRunner:
         self._sock: socket.socket | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._ready = False
+        self._dead = False
         self._next_id = 0
 
     def start(self) -> LabRunner:
@@ -181,7 +182,7 @@ class LabRunner:
                 wake = min(self._next_deadline(state) for state in running.values())
                 for key, _ in selector.select(timeout=max(0.0, wake - now)):
                     if key.fileobj is self._sock:
-                        self._on_zygote(running)
+                        self._on_zygote(running, selector)
                     else:
                         self._on_events(running[key.data], selector)
                 now = time.monotonic()
@@ -199,6 +200,8 @@ class LabRunner:
 
     def _launch(self, job: Job) -> tuple[int, _Running]:
         assert self._sock is not None
+        if self._dead:
+            raise ZygoteError(f"the lab zygote died; see {self.log_path}")
         self._next_id += 1
         read_fd, write_fd = os.pipe()
         with tempfile.TemporaryFile() as job_file:
@@ -218,11 +221,13 @@ class LabRunner:
             return state.eof_at + EXIT_GRACE
         return state.deadline
 
-    def _on_zygote(self, running: dict[int, _Running]) -> None:
+    def _on_zygote(self, running: dict[int, _Running], selector: selectors.BaseSelector) -> None:
         assert self._sock is not None
         data = self._sock.recv(1 << 20)
-        if not data:
-            for state in running.values():  # the zygote died: so did its workers
+        if not data:  # the zygote died, and its workers with it
+            selector.unregister(self._sock)
+            self._dead = True
+            for state in running.values():
                 state.exit = state.exit or "the lab zygote died"
             return
         kind, job_id, value = pickle.loads(data)
@@ -231,6 +236,8 @@ class LabRunner:
             return
         if kind == "started":
             state.pid = value
+            if state.timed_out:  # its deadline passed before we knew whom to kill
+                self._kill(state)
         elif kind == "exited":
             state.exit = value
 
