@@ -24,11 +24,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-# The first backward pass of a process imports this module, and sympy with it (0.5 s, several
-# seconds when four ranks do it at once on two cores). Imported here, in the process that forks
-# the ranks, it is inherited by every rank instead.
-import torch.fx.experimental.symbolic_shapes  # noqa: F401
-
 
 def in_sequence(
     rank: int, world_size: int, calls: Sequence[tuple[Callable[..., Any], ...]]
