@@ -84,7 +84,7 @@ def test_long_code_lines_wrap_inside_the_page(pdf: dict) -> None:
 
 def test_caption_names_the_citation_and_footnotes_the_permalink(pdf: dict) -> None:
     text = " ".join(pdf["text"].split())
-    assert "Listing 1: fixture@0123abc · fixture/attention.py · L41–L47" in text
+    assert "Listing 1.1: fixture@0123abc · fixture/attention.py · L41–L47" in text
     # the permalink is printed in full as a footnote (a printout has no hyperlinks)
     url = "https://example.org/fixture/blob/0123abcdef/fixture/attention.py#L41-L47"
     assert url in text.replace(" ", "")
@@ -124,7 +124,9 @@ def test_svg_figure_is_converted_to_vector_pdf(pdf: dict) -> None:
     tex = (pdf["out"] / "latex" / "atlas.tex").read_text(encoding="utf-8")
     assert re.search(r"\\sphinxincludegraphics(\[[^]]*\])?\{\{ledger\}\.pdf\}", tex)
     assert "KV blocks" in pdf["text"]  # the SVG's label, as text: vector, not a bitmap
-    assert "A drawn SVG figure: memory split between weights and KV blocks." in pdf["text"]
+    assert "Fig. 2.1: A drawn SVG figure: memory split between weights and KV blocks." in " ".join(
+        pdf["text"].split()
+    )
 
 
 def test_cjk_text_is_intact_in_prose_and_code(pdf: dict) -> None:
