@@ -18,6 +18,7 @@ import random
 import selectors
 import shutil
 import signal
+import socket
 import struct
 import sys
 import tempfile
@@ -110,7 +111,8 @@ def _rank_main(
     try:
         _die_with_parent()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+        if "GLOO_SOCKET_IFNAME" not in os.environ:
+            os.environ["GLOO_SOCKET_IFNAME"] = _loopback()
         import torch
         import torch.distributed as dist
 
@@ -152,6 +154,12 @@ def _rank_main(
         code = 2
     finally:
         os._exit(code)
+
+
+def _loopback() -> str:
+    """The loopback interface's name ("lo" on Linux, "lo0" on macOS): ranks never leave it."""
+    names = [name for _, name in socket.if_nameindex()]
+    return next((name for name in ("lo", "lo0") if name in names), names[0] if names else "lo")
 
 
 def _seed_everything(seed: int) -> None:
