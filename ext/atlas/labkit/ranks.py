@@ -64,9 +64,13 @@ def run_ranks(
     Each rank has a real gloo process group on loopback (``torch.distributed`` is initialised
     before ``fn`` and destroyed after it), one torch thread, and ``torch``, ``random`` and
     ``numpy`` seeded with ``seed + rank``. ``fn`` and ``args`` are inherited through fork, so
-    they need not be picklable; return values travel back pickled. The first failing rank is
-    raised as :class:`RankError` (its traceback in the message) and the others are killed;
-    :class:`RankTimeout` if ranks are still running after ``timeout`` seconds.
+    they need not be picklable; return values travel back pickled (objects of classes defined
+    in a lab work too). A barrier precedes and follows ``fn``.
+
+    Failures: the cause is raised and every rank killed. :class:`RankCrashed` when a rank died
+    without a result, else :class:`RankError` for the rank that raised first (its remote
+    traceback in the message; its peers usually fail afterwards, inside a collective);
+    :class:`RankTimeout` naming the ranks still inside ``fn`` after ``timeout`` seconds.
     """
     if not isinstance(world_size, int) or isinstance(world_size, bool) or world_size < 1:
         raise ValueError(f"run_ranks: world_size must be a positive int, got {world_size!r}")
