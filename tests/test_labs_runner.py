@@ -38,10 +38,11 @@ def test_a_lab_that_kills_the_zygote_ends_the_run_cleanly(tmp_path: Path) -> Non
     assert seen == {"killer": "crashed"}
 
 
-def test_timeout_and_results_in_one_run(tmp_path: Path) -> None:
+def test_timeout_segfault_and_results_in_one_run(tmp_path: Path) -> None:
     jobs = [
         _job("slow", ">>> import time\n>>> time.sleep(30)\n", timeout=0.5),
         _job("fine", ">>> 2 * 21\n42\n"),
+        _job("segv", ">>> import ctypes\n>>> ctypes.string_at(0)\n"),
     ]
     with LabRunner(tmp_path / "worker.log", jobs=2) as runner:
         pages = {job.docname: page for job, page in runner.run(jobs)}
@@ -49,3 +50,6 @@ def test_timeout_and_results_in_one_run(tmp_path: Path) -> None:
     slow = pages["slow"].labs[0]
     assert (slow.status, slow.failed_example) == ("timeout", 1)
     assert "timed out after 0.5 s in example 2 (line 2: >>> time.sleep(30))" in slow.message
+    segv = pages["segv"].labs[0]
+    assert (segv.status, segv.failed_example) == ("crashed", 1)
+    assert "killed by signal 11 (SIGSEGV) in example 2 (line 2" in segv.message
