@@ -52,4 +52,4 @@ def test_timeout_segfault_and_results_in_one_run(tmp_path: Path) -> None:
     assert "timed out after 0.5 s in example 2 (line 2: >>> time.sleep(30))" in slow.message
     segv = pages["segv"].labs[0]
     assert (segv.status, segv.failed_example) == ("crashed", 1)
-    assert "killed by signal 11 (SIGSEGV) in example 2 (line 2" in segv.message
+    assert "crashed (killed by signal 11 (SIGSEGV)) in example 2 (line 2" in segv.message
