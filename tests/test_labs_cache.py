@@ -12,7 +12,7 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from atlas.labs.cache import labkit_digest, page_key
+from atlas.labs.cache import labkit_digest, page_key, upstreams_digest
 from atlas.labs.directive import parse_examples
 from atlas.labs.execute import _PRESTARTED
 from atlas.labs.model import LabSpec
@@ -137,6 +137,7 @@ def test_key_covers_labkit_sources_and_lab_text(tmp_path: Path) -> None:
     assert one != page_key([spec(">>> 1\n1\n")], after, 0, 0)
     assert one != page_key([spec(">>> 2\n2\n")], before, 0, 0)
     assert one != page_key([spec(">>> 1\n1\n")], before, 1, 0)
+    assert one != page_key([spec(">>> 1\n1\n")], before, 0, 0, upstreams="pins moved")
 
 
 def test_parallel_build_runs_every_page_apart_without_torch_in_sphinx(
@@ -188,3 +189,22 @@ def test_a_crash_is_not_cached_and_is_retried_next_build(counted_book) -> None:
     assert "ERROR" not in warnings
     ran, _ = build()  # now it passed, and that is cached
     assert ran == []
+
+
+def test_key_covers_the_upstream_pins(tmp_path: Path) -> None:
+    """Labs run upstream code at the pin: moving a pin must re-run them."""
+    book = tmp_path / "book"
+    book.mkdir()
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(book), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    (book / ".gitmodules").write_text(
+        '[submodule "tool"]\n\tpath = upstreams/tool\n\turl = https://example.org/tool.git\n'
+    )
+    git("update-index", "--add", "--cacheinfo", f"160000,{'a' * 40},upstreams/tool")
+    before = upstreams_digest(book)
+    assert before == upstreams_digest(book)
+    git("update-index", "--cacheinfo", f"160000,{'b' * 40},upstreams/tool")
+    assert upstreams_digest(book) != before

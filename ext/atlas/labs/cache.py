@@ -2,7 +2,8 @@
 
 The key covers everything that decides a lab's outcome and nothing that does not: the page's
 lab sources in order (with the options that change a run), every file under
-``ext/atlas/labkit``, the runner's own code, Python, torch, numpy and the device. Unlike
+``ext/atlas/labkit``, the runner's own code, Python, torch, numpy, the device, and the upstream
+pins with whether their objects are present (labs may run upstream code at the pin). Unlike
 myst-nb's cache, which keys on the notebook's code only, an upgrade of torch or a move to a GPU
 machine re-runs the labs.
 """
@@ -79,10 +80,31 @@ def runtime_digest() -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-def page_key(specs: list[LabSpec], labkit: str, seed: int, memory_limit_mb: int) -> str:
+def upstreams_digest(book_root: Path) -> str:
+    """Each upstream's pin and whether its objects are here.
+
+    Labs may run upstream code read at the pin (``atlas.labkit.serving.nanovllm``): moving a pin
+    or fetching the objects (``make upstreams``) must re-run them, not serve a stale result.
+    """
+    try:
+        from atlas.upstream.registry import load_registry, object_store
+
+        registry = load_registry(book_root)
+        state = sorted(
+            f"{name}={upstream.pin}:{'objects' if object_store(book_root, upstream) else '-'}"
+            for name, upstream in registry.items()
+        )
+    except Exception as exc:  # noqa: BLE001 - an unreadable registry is a state of its own
+        state = [f"registry unreadable: {type(exc).__name__}"]
+    return hashlib.sha256("\0".join(state).encode()).hexdigest()
+
+
+def page_key(
+    specs: list[LabSpec], labkit: str, seed: int, memory_limit_mb: int, upstreams: str = ""
+) -> str:
     """The cache key of a page's labs."""
     material = [spec.key_material() for spec in specs]
-    material += [labkit, runtime_digest(), str(seed), str(memory_limit_mb)]
+    material += [labkit, runtime_digest(), str(seed), str(memory_limit_mb), upstreams]
     return hashlib.sha256("\0".join(material).encode()).hexdigest()
 
 

@@ -16,7 +16,7 @@ from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 from sphinx.util.display import status_iterator
 
-from atlas.labs.cache import ResultCache, labkit_digest, page_key
+from atlas.labs.cache import ResultCache, labkit_digest, page_key, upstreams_digest
 from atlas.labs.model import CRASHED, NOT_RUN, OK_STATUSES, LabResult, LabSpec, PageResult
 from atlas.labs.report import problem_line, problem_text, write_junit
 from atlas.labs.runner import Job, LabRunner, ZygoteError
@@ -62,12 +62,13 @@ def run_labs(
         return sorted(changed | (reports if changed else set()))
 
     labkit = labkit_digest()
+    upstreams = upstreams_digest(Path(app.confdir))
     memory = int(config.atlas_labs_memory_limit_mb)
     seed = int(config.atlas_labs_seed)
     cache = ResultCache(build_folder(app) / ".labs-cache")
     jobs: list[Job] = []
     for docname in sorted(specs):
-        key = page_key(specs[docname], labkit, seed, memory)
+        key = page_key(specs[docname], labkit, seed, memory, upstreams)
         if mode != "force":
             current = results.get(docname)
             if current is not None and current.key == key and current.cacheable:
