@@ -77,7 +77,10 @@ def _problem(spec: LabSpec, result: LabResult) -> list[nodes.Node]:
         box += _literal(got.got or "(nothing)", "text")
         out.append(box)
     if result.message and result.status != SKIPPED:
-        box = nodes.admonition(classes=["atlas-lab-failure", "error"])
+        quiet = result.status == NOT_RUN  # a consequence or a choice, not the failure itself
+        box = nodes.admonition(
+            classes=["atlas-lab-note", "note"] if quiet else ["atlas-lab-failure", "error"]
+        )
         box += nodes.title("", STATUS_WORDS.get(result.status, result.status).capitalize())
         box += _literal(result.message, "text")
         out.append(box)
