@@ -50,15 +50,26 @@ def _top_level_files(node: nodes.Element) -> list[tuple[nodes.Element, addnodes.
     return found
 
 
-def _drop_emptied(section: nodes.Element) -> None:
-    """Remove toctree wrappers left empty, then headings left with nothing but a title."""
-    for wrapper in list(section.findall(nodes.compound)):
-        if "toctree-wrapper" in wrapper["classes"] and not wrapper.children:
-            wrapper.parent.remove(wrapper)
-    for heading in [s for s in section.children if isinstance(s, nodes.section)]:
-        _drop_emptied(heading)
-        if not _holds_content(heading):
-            section.remove(heading)
+def _drop_emptied(node: nodes.Element) -> bool:
+    """Remove toctree wrappers left empty, then headings they leave with only a title.
+
+    Top-down through ``children`` (never ``.parent``, see :func:`_top_level_files`). Returns
+    whether a wrapper was removed at or below ``node``; an empty heading that never held a
+    toctree is the writer's and stays.
+    """
+    removed = False
+    for child in list(node.children):
+        if not isinstance(child, nodes.Element):
+            continue
+        below = _drop_emptied(child)
+        if isinstance(child, nodes.compound) and "toctree-wrapper" in child["classes"]:
+            if not child.children:
+                node.remove(child)
+                removed = True
+        elif isinstance(child, nodes.section) and below and not _holds_content(child):
+            node.remove(child)
+        removed = removed or below
+    return removed
 
 
 def _hoist_subpages(page: addnodes.start_of_file) -> None:
@@ -134,6 +145,7 @@ class BookStructure(SphinxPostTransform):
                 if caption:
                     rest.append(_raw(rf"\part{{{self._escape(caption)}}}"))
                 rest += pages
+        rest += files.values()  # pages of toctrees the root's doctree did not list: keep them
         if len(back) > 1:
             rest += back
         first_heading = next(
