@@ -132,7 +132,7 @@ latex_elements = {
 \setCJKmonofont{Noto Sans Mono CJK SC}
 """,
     # Code: long lines wrap, even inside a token, rather than run off the page.
-    "sphinxsetup": "verbatimforcewraps=true, verbatimmaxunderfull=0, verbatimhintsturnover=true",
+    "sphinxsetup": "verbatimforcewraps=true, verbatimhintsturnover=true",
     # Sphinx would title the contents after the first toctree's caption.
     "tableofcontents": r"\renewcommand{\contentsname}{Contents}\sphinxtableofcontents",
     "printindex": r"\footnotesize\raggedright\atlasprintindex",  # atlas.sty
