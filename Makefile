@@ -49,9 +49,10 @@ labs: setup  ## run every lab afresh; JUnit report in _build/labs/junit.xml
 	$(call SPHINX_CMD,html) -D atlas_labs_mode=force
 	@echo "Lab report: $(BUILDDIR)/labs/junit.xml"
 
-pdf: setup  ## build the offline PDF into _build/pdf/atlas.pdf
+pdf: setup  ## build the offline PDF into _build/pdf/atlas.pdf (as strict as `make check`)
 	@$(PY) -m atlas.upstream fetch --if-needed || true
-	$(PY) -m atlas.latex build --source $(SOURCEDIR) --build $(BUILDDIR)
+	$(PY) -m atlas.latex build --source $(SOURCEDIR) --build $(BUILDDIR) -- \
+	  -W --keep-going $(SPHINXOPTS) $(if $(STRICT_ALLOW),-D suppress_warnings=$(STRICT_ALLOW))
 
 linkcheck: setup  ## check every external link (needs network); report in _build/linkcheck/report.txt
 	@status=0; $(call SPHINX_CMD,linkcheck) -q || status=$$?; \
