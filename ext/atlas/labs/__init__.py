@@ -18,20 +18,20 @@ from sphinx.config import Config
 from sphinx.environment import BuildEnvironment
 from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.errors import ConfigError
-from sphinx.util import logging
 
 from atlas.labs import execute
 from atlas.labs.directive import LabDirective, lab_node
+from atlas.labs.model import LabSpec, PageResult
 from atlas.labs.render import render_page
 from atlas.labs.report import LabsReportDirective, build_table, labs_report_node
-
-logger = logging.getLogger(__name__)
 
 MODES = ("auto", "force", "off")
 STATIC = Path(__file__).resolve().parent / "static"
 
 
-def _store(env: BuildEnvironment) -> tuple[dict, dict, set]:
+def _store(
+    env: BuildEnvironment,
+) -> tuple[dict[str, list[LabSpec]], dict[str, PageResult], set[str]]:
     """The labs' data on the environment (pickled with it): specs, results, report pages."""
     if not hasattr(env, "atlas_labs"):
         env.atlas_labs = {}  # docname -> list[LabSpec]
