@@ -43,7 +43,8 @@ html: setup  ## build the book into _build/html
 	@echo "The book is in $(BUILDDIR)/html/index.html"
 
 check: setup  ## strict build: warnings are errors (-W --keep-going -n)
-	$(call SPHINX_CMD,html) -W --keep-going -n $(if $(STRICT_ALLOW),-D suppress_warnings=$(STRICT_ALLOW))
+	$(call SPHINX_CMD,html) -W --keep-going -n -D atlas_upstream_lock=frozen \
+	  $(if $(STRICT_ALLOW),-D suppress_warnings=$(STRICT_ALLOW))
 
 labs: setup  ## run every lab afresh; JUnit report in _build/labs/junit.xml
 	$(call SPHINX_CMD,html) -D atlas_labs_mode=force

@@ -118,6 +118,13 @@ def test_needs_cuda_is_skipped_visibly_without_a_gpu(book) -> None:
     assert "Skipped: needs CUDA, and this machine has no GPU." in page
 
 
+def test_a_lab_that_raises_skiptest_is_skipped_visibly_not_failed(book) -> None:
+    """How a lab whose prerequisite is absent (upstream objects it runs) says so."""
+    app, warnings = book
+    assert "skip.md" not in warnings  # the example after the skip never ran
+    assert "Skipped: the fixture's prerequisite is absent." in text(app, "skip")
+
+
 def test_exception_on_one_rank_reaches_the_lab_with_its_traceback(book) -> None:
     app, warnings = book
     assert "ranks.md" not in warnings  # the expected RankError, rank 3, ValueError matched
@@ -135,18 +142,18 @@ def test_labs_page_lists_every_lab_with_links(book) -> None:
     app, _ = book
     page = html(app, "labs")
     summary = (
-        "12 labs on 9 pages (4 passed, 1 failed, 1 passed unexpectedly, 1 timed out, "
-        "2 crashed, 1 failed as expected, 1 skipped, 1 not run)"
+        "13 labs on 9 pages (4 passed, 1 failed, 1 passed unexpectedly, 1 timed out, "
+        "2 crashed, 1 failed as expected, 2 skipped, 1 not run)"
     )
     assert summary in text(app, "labs")
     assert 'href="failing.html#lab-wrong-claim"' in page
-    assert page.count('<tr class="atlas-lab-') == 12
+    assert page.count('<tr class="atlas-lab-') == 13
 
 
 def test_junit_report_counts_failures_errors_and_skips(book) -> None:
     app, _ = book
     root = ElementTree.parse(Path(app.outdir).parent / "labs" / "junit.xml").getroot()
-    assert root.get("tests") == "12"
+    assert root.get("tests") == "13"
     failures = {
         case.get("name") for case in root.iter("testcase") if case.find("failure") is not None
     }

@@ -14,6 +14,7 @@ import resource
 import sys
 import time
 import types
+import unittest
 from dataclasses import asdict
 from typing import Any
 
@@ -54,6 +55,10 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+class _SkipLab(Exception):
+    """An example raised ``unittest.SkipTest``: the rest of the lab cannot run here."""
+
+
 class _Runner(doctest.DocTestRunner):
     """A doctest runner that records each example's outcome instead of printing a report."""
 
@@ -80,6 +85,10 @@ class _Runner(doctest.DocTestRunner):
         self._record("failed", got)
 
     def report_unexpected_exception(self, out: Any, test: Any, example: Any, exc_info: Any) -> None:
+        if isinstance(exc_info[1], unittest.SkipTest):
+            # As under pytest: a lab whose prerequisite is absent here (the upstream objects it
+            # runs, say) is skipped visibly, with the reason, rather than failed.
+            raise _SkipLab(str(exc_info[1]) or "skipped by the lab")
         self.out_of_memory = self.out_of_memory or _is_out_of_memory(exc_info[1])
         self._record("error", doctest._exception_traceback(exc_info))  # type: ignore[attr-defined]
 
@@ -103,7 +112,11 @@ def run_lab(index: int, lab: dict[str, Any], namespace: dict[str, Any], fd: int)
     test.globs = namespace  # DocTest copies its globals; the labs of a page share them
     runner = _Runner(fd, index)
     started = time.perf_counter()
-    runner.run(test, out=lambda text: None, clear_globs=False)
+    try:
+        runner.run(test, out=lambda text: None, clear_globs=False)
+    except _SkipLab as skip:
+        seconds = round(time.perf_counter() - started, 4)
+        return LabResult(SKIPPED, seconds, runner.results, None, str(skip))
     seconds = round(time.perf_counter() - started, 4)
     failing = [i for i, example in enumerate(runner.results) if example.outcome != "passed"]
     first = failing[0] if failing else None
