@@ -75,7 +75,7 @@ atlas_upstreams_root: str | None = None
 atlas_snippets_cache: str | None = None  # None: snippets_cache/ beside the conf.py in use
 atlas_upstream_max_lines = 400  # a whole-file citation longer than this must cite a range
 # "update": a build with the objects records new citations in upstreams.lock (commit it);
-# "frozen": a citation missing from the lock is an error (release builds: -D atlas_upstream_lock=frozen).
+# "frozen": a citation missing from the lock is an error (`make check` builds frozen).
 atlas_upstream_lock = "update"
 
 # -- Labs (atlas.labs) --------------------------------------------------------------------------

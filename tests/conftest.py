@@ -24,3 +24,14 @@ def rootdir() -> Path:
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO
+
+
+@pytest.fixture
+def fixture_git_config(monkeypatch) -> None:
+    """Git processes of the code under test see only the fixture git config (file:// allowed,
+    no global config: never the machine's mirrors), as fixture repositories need."""
+    from gitfixtures import git_env
+
+    for key, value in git_env().items():
+        if key.startswith("GIT_"):
+            monkeypatch.setenv(key, value)

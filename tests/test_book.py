@@ -49,7 +49,10 @@ def test_the_cdn_check_can_fail(app, tmp_path) -> None:
     outdir = shutil.copytree(app.outdir, tmp_path / "html")
     page = outdir / "index.html"
     page.write_text(page.read_text() + '<script src="https://cdn.jsdelivr.net/npm/x.js"></script>')
-    assert remote_assets(outdir) == ["index.html: <script src=\"https://", "index.html: mentions jsdelivr"]
+    assert remote_assets(outdir) == [
+        'index.html: <script src="https://',
+        "index.html: mentions jsdelivr",
+    ]
 
 
 @pytest.mark.sphinx("html", testroot="offline")
@@ -102,8 +105,21 @@ def test_page_from_disk_renders_diagram_and_math_offline(app) -> None:
 def test_real_book_builds_strictly(repo_root: Path, tmp_path: Path) -> None:
     """The book itself, with warnings as errors (as `make check` builds it)."""
     cmd = [
-        sys.executable, "-m", "sphinx", "-M", "html", "source", str(tmp_path), "-c", ".",
-        "-W", "--keep-going", "-n", "-q", "-D", "suppress_warnings=upstream.missing",
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-M",
+        "html",
+        "source",
+        str(tmp_path),
+        "-c",
+        ".",
+        "-W",
+        "--keep-going",
+        "-n",
+        "-q",
+        "-D",
+        "suppress_warnings=upstream.missing",
     ]
     proc = subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]

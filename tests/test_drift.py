@@ -12,7 +12,7 @@ from atlas.upstream import drift
 from atlas.upstream.citations import scan_book
 from atlas.upstream.lock import LockEntry, load_lock, lock_key, save_lock, text_hash
 from atlas.upstream.select import apply_options, decode, select, selected_text
-from gitfixtures import Commit, FixtureUpstream, Symlink, git, git_env, make_book, make_repo
+from gitfixtures import Commit, FixtureUpstream, Symlink, git, make_book, make_repo
 
 A_V1 = """import os
 
@@ -37,12 +37,7 @@ C_V1 = "def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n\n\ndef delta
 C_V2 = "def alpha():\n    return 1\n\n\ndef gamma():\n    return 3\n\n\ndef beta():\n    return 2\n"
 
 
-@pytest.fixture(autouse=True)
-def fixture_git(monkeypatch) -> None:
-    """Our git processes see the fixture git config (file:// allowed), never the global one."""
-    for key, value in git_env().items():
-        if key.startswith("GIT_"):
-            monkeypatch.setenv(key, value)
+pytestmark = pytest.mark.usefixtures("fixture_git_config")
 
 
 @pytest.fixture

@@ -15,12 +15,7 @@ from gitfixtures import Commit, FixtureUpstream, git, git_env, make_book, make_r
 BIG = "".join(f"uncited_{n} = {n}\n" for n in range(2000))
 
 
-@pytest.fixture(autouse=True)
-def fixture_git(monkeypatch) -> None:
-    """Our git processes see the fixture git config (file:// allowed), never the global one."""
-    for key, value in git_env().items():
-        if key.startswith("GIT_"):
-            monkeypatch.setenv(key, value)
+pytestmark = pytest.mark.usefixtures("fixture_git_config")
 
 
 @pytest.fixture

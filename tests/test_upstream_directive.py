@@ -276,7 +276,6 @@ def test_corrupt_cache_entry_is_dropped_and_rebuilt(make_app, tmp_path, demo, st
 def test_lock_mismatch_is_a_drift_error(make_app, tmp_path, demo, stores) -> None:
     import json
 
-
     root = online_then(make_app, tmp_path, demo, stores)
     lock = json.loads((root / "upstreams.lock").read_text())
     key = f"demo@{demo.head} pkg/net.py:8-9"
