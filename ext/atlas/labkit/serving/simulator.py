@@ -111,7 +111,11 @@ class SimResult:
         return self.output_tokens / self.makespan
 
     def goodput(self, ttft_slo: float, tpot_slo: float) -> float:
-        """Requests per second that met both latency objectives (DistServe's goodput)."""
+        """Requests that met both latency objectives, per second of the run.
+
+        A per-run form of DistServe's goodput, which is the highest request rate at which a
+        target share of requests meets both objectives.
+        """
         ok = sum(
             1 for r in self.ttft if self.ttft[r] <= ttft_slo and self.tpot.get(r, 0.0) <= tpot_slo
         )
