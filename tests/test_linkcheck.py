@@ -275,7 +275,10 @@ def test_without_local_objects_a_pinned_link_is_unverified_offline(tmp_path: Pat
     )  # fmt: skip
     verdict = Verifier(root).verify(f"https://github.com/fixture/demo/blob/{repo.head}/a.py#L1")
     assert verdict is not None and verdict.ok is None
-    assert verdict.message.startswith("unverified offline: no local objects of upstream 'demo'")
+    assert (
+        verdict.message
+        == "unverified offline: upstream 'demo' has no local objects (make upstreams)"
+    )
     assert Verifier(root).verify(f"https://github.com/other/repo/blob/{repo.head}/a.py") is None
 
 

@@ -87,9 +87,12 @@ class Verifier:
         name = upstream.name  # type: ignore[attr-defined]
         git_dir = object_store(self.book_root, upstream)  # type: ignore[arg-type]
         if git_dir is None:
-            return Verdict(
-                None, f"unverified offline: no local objects of upstream '{name}' (make upstreams)"
+            why = (
+                "is link-only (too large to fetch): checked online"
+                if upstream.pin is None  # type: ignore[attr-defined]
+                else "has no local objects (make upstreams)"
             )
+            return Verdict(None, f"unverified offline: upstream '{name}' {why}")
         where = f"{name}@{link.commit[:12]}"
         try:
             store = store_for(git_dir)
