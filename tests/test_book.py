@@ -124,3 +124,28 @@ def test_real_book_builds_strictly(repo_root: Path, tmp_path: Path) -> None:
     proc = subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert (tmp_path / "html" / "index.html").exists()
+
+
+def test_two_builds_of_the_same_sources_give_the_same_html(repo_root: Path, tmp_path: Path) -> None:
+    """Reproducible output: no dates, random ids or absolute paths in the pages."""
+    outputs = []
+    for name in ("first", "second"):
+        src = shutil.copytree(repo_root / "tests/roots/test-offline", tmp_path / name / "src")
+        cmd = [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-M",
+            "html",
+            str(src),
+            str(src.parent / "out"),
+            "-q",
+        ]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        html = src.parent / "out" / "html"
+        outputs.append(
+            {p.relative_to(html): p.read_bytes() for p in sorted(html.rglob("*")) if p.is_file()}
+        )
+    assert outputs[0].keys() == outputs[1].keys()
+    assert [p for p in outputs[0] if outputs[0][p] != outputs[1][p]] == []
