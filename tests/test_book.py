@@ -101,27 +101,17 @@ def test_page_from_disk_renders_diagram_and_math_offline(app) -> None:
     assert errors == []
 
 
+def sphinx_build(src: str | Path, out: Path, *options: str, cwd: Path | None = None):
+    """``sphinx-build -M html SRC OUT -q OPTIONS`` in a fresh process, as make runs it."""
+    cmd = [sys.executable, "-m", "sphinx", "-M", "html", str(src), str(out), "-q", *options]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=900)
+
+
 @pytest.mark.slow
 def test_real_book_builds_strictly(repo_root: Path, tmp_path: Path) -> None:
     """The book itself, with warnings as errors (as `make check` builds it)."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "sphinx",
-        "-M",
-        "html",
-        "source",
-        str(tmp_path),
-        "-c",
-        ".",
-        "-W",
-        "--keep-going",
-        "-n",
-        "-q",
-        "-D",
-        "suppress_warnings=upstream.missing",
-    ]
-    proc = subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True, timeout=900)
+    strict = ("-c", ".", "-W", "--keep-going", "-n", "-D", "suppress_warnings=upstream.missing")
+    proc = sphinx_build("source", tmp_path, *strict, cwd=repo_root)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert (tmp_path / "html" / "index.html").exists()
 
@@ -131,17 +121,7 @@ def test_two_builds_of_the_same_sources_give_the_same_html(repo_root: Path, tmp_
     outputs = []
     for name in ("first", "second"):
         src = shutil.copytree(repo_root / "tests/roots/test-offline", tmp_path / name / "src")
-        cmd = [
-            sys.executable,
-            "-m",
-            "sphinx",
-            "-M",
-            "html",
-            str(src),
-            str(src.parent / "out"),
-            "-q",
-        ]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        proc = sphinx_build(src, src.parent / "out")
         assert proc.returncode == 0, proc.stderr[-2000:]
         html = src.parent / "out" / "html"
         outputs.append(
