@@ -56,6 +56,17 @@ class RankTimeout(RankError):
     """Some ranks had not finished when the timeout passed; all ranks were killed."""
 
 
+def _import_before_fork() -> None:
+    """Import, once in the parent, what every rank would otherwise import on its own.
+
+    ``torch.distributed`` for the process group, and the symbolic-shapes machinery (with sympy)
+    that the first ``Tensor.backward(gradient)`` of a process imports: 0.5 s alone, several
+    seconds when four ranks do it at once on two cores. Forked ranks inherit the modules.
+    """
+    import torch.distributed  # noqa: F401
+    import torch.fx.experimental.symbolic_shapes  # noqa: F401
+
+
 def run_ranks(
     fn: Callable[..., Any], world_size: int, *args: Any, timeout: float = 60.0, seed: int = 0
 ) -> list[Any]:
@@ -76,6 +87,7 @@ def run_ranks(
         raise ValueError(f"run_ranks: world_size must be a positive int, got {world_size!r}")
     if timeout <= 0:
         raise ValueError(f"run_ranks: timeout must be positive, got {timeout!r}")
+    _import_before_fork()
     rendezvous = tempfile.mkdtemp(prefix="atlas-ranks-")
     store_path = os.path.join(rendezvous, "store")
     children: dict[int, int] = {}  # rank -> pid

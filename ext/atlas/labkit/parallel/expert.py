@@ -20,7 +20,6 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-import atlas.labkit.parallel._preload  # noqa: F401 - see its docstring
 from atlas.labkit.parallel.comm import CommLog
 
 DTYPE = torch.float64

@@ -20,8 +20,6 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
-import atlas.labkit.parallel._preload  # noqa: F401 - see its docstring
-
 DTYPE = torch.float64
 KINDS = ("gpipe", "1f1b", "interleaved")
 

@@ -17,7 +17,6 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
-import atlas.labkit.parallel._preload  # noqa: F401 - see its docstring
 from atlas.labkit.parallel.comm import CommLog
 
 DTYPE = torch.float64
