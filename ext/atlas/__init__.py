@@ -9,6 +9,8 @@ One feature per subpackage, each with its own ``setup(app)`` (in the manner of s
 - ``atlas.labkit``: helpers that labs import (never imported by Sphinx itself).
 - ``atlas.refs``: bibliography checks and link checking.
 - ``atlas.latex``: the offline PDF.
+- ``atlas.teach``: ``labcode`` (our lab code on the page), ``problem``/``solution``, the
+  teaching check and the runnable lab files.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ FEATURES = (
     "atlas.labs",
     "atlas.refs",
     "atlas.latex",
+    "atlas.teach",
 )
 
 

@@ -1,0 +1,309 @@
+"""Problems with worked answers that the build checks: ``problem``, ``solution``, the index.
+
+```` ::::{problem} Title ```` (options ``:label:``, a book-wide id, and ``:topic:``) holds the
+question and exactly one ``:::{solution}``, which holds the worked answer and at least one
+``lab``: every number of an answer is computed by a lab, so a wrong answer fails the build at
+its line like any lab. In HTML the solution is a collapsed sphinx-design dropdown under its
+question; in the PDF :mod:`atlas.teach.answers` moves it to the end of the chapter.
+
+``{problem-index}`` (the back-matter page) lists every problem of the book by chapter and
+topic: the book's interview-question bank.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+from sphinx.environment.collectors import EnvironmentCollector
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+logger = logging.getLogger(__name__)
+LABEL = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+CURRENT = "atlas_problem"  # temp_data key: the problem being parsed (for its solution)
+EXAMPLE = (
+    "::::{problem} Title\n:label: chapter-short-name\n:topic: memory\n\nThe question.\n\n"
+    ":::{solution}\nThe worked answer.\n\n```{lab} The answer, computed\n>>> ...\n```\n:::\n::::"
+)
+
+
+@dataclass(frozen=True)
+class ProblemInfo:
+    """What the index and the PDF need of a problem (plain data: it is pickled with the env)."""
+
+    docname: str
+    label: str
+    title: str
+    topic: str
+    number: int
+    line: int
+
+    @property
+    def anchor(self) -> str:
+        return f"problem-{self.label}"
+
+    @property
+    def answer_anchor(self) -> str:
+        return f"answer-{self.label}"
+
+
+class problem_index_node(nodes.General, nodes.Element):  # noqa: N801 - docutils naming
+    """Placeholder for the list of every problem; filled at ``doctree-resolved``."""
+
+
+def _store(env: BuildEnvironment) -> tuple[dict[str, list[ProblemInfo]], set[str]]:
+    if not hasattr(env, "atlas_problems"):
+        env.atlas_problems = {}  # docname -> [ProblemInfo]
+        env.atlas_problem_indexes = set()  # docnames holding a problem-index
+    return env.atlas_problems, env.atlas_problem_indexes
+
+
+class ProblemDirective(SphinxDirective):
+    """A question with real numbers; its ``solution`` holds the answer and the labs."""
+
+    required_arguments = 1
+    final_argument_whitespace = True
+    has_content = True
+    option_spec: ClassVar[dict[str, Any]] = {
+        "label": directives.unchanged,
+        "topic": directives.unchanged,
+    }
+
+    def run(self) -> list[nodes.Node]:
+        title = self.arguments[0].strip()
+        label = (self.options.get("label") or "").strip()
+        topic = (self.options.get("topic") or "").strip()
+        if not label or not topic:
+            missing = " and ".join(o for o, v in ((":label:", label), (":topic:", topic)) if not v)
+            raise self.error(
+                f'problem "{title}" has no {missing}: give :label: (a book-wide id such as '
+                "parallelism-optimizer-state) and :topic: (such as memory), e.g.\n" + EXAMPLE
+            )
+        if not LABEL.match(label):
+            raise self.error(
+                f'problem "{title}": :label: {label!r} must be lowercase letters, digits and '
+                "hyphens (it becomes the anchor problem-LABEL)"
+            )
+        number = self.env.temp_data.get("atlas_problem_count", 0) + 1
+        self.env.temp_data["atlas_problem_count"] = number
+        info = ProblemInfo(self.env.docname, label, title, topic, number, self.lineno)
+        box = nodes.admonition(classes=["atlas-problem", "hint"])
+        box["atlas_problem"] = info
+        heading, messages = self.state.inline_text(title, self.lineno)
+        box += nodes.title(
+            title,
+            "",
+            nodes.Text(f"Problem {number}: "),
+            *heading,
+            nodes.inline("", f" ({topic})", classes=["atlas-problem-topic"]),
+        )
+        box += messages
+        self.env.temp_data[CURRENT] = {"info": info, "solutions": 0}
+        try:
+            self.state.nested_parse(self.content, self.content_offset, box)
+        finally:
+            found = self.env.temp_data.pop(CURRENT, {"solutions": 0})["solutions"]
+        self.set_source_info(box)
+        if found != 1:
+            return [
+                self.reporter.error(
+                    f'problem "{title}" has {found} solution parts; it needs exactly one '
+                    '":::{solution}" inside it, holding the worked answer and its lab',
+                    line=self.lineno,
+                )
+            ]
+        target = nodes.target("", "", ids=[info.anchor])
+        self.state.document.note_explicit_target(target)
+        return [target, box]
+
+
+class SolutionDirective(SphinxDirective):
+    """The worked answer: a collapsed dropdown in HTML, the chapter's Answers in the PDF."""
+
+    has_content = True
+
+    def run(self) -> list[nodes.Node]:
+        from sphinx_design.shared import create_component
+
+        from atlas.labs.directive import lab_node
+
+        current = self.env.temp_data.get(CURRENT)
+        if current is None:
+            raise self.error(
+                'a solution stands outside a problem: put ":::{solution}" inside '
+                '"::::{problem}" (use four colons for the problem, three for the solution)'
+            )
+        current["solutions"] += 1
+        info: ProblemInfo = current["info"]
+        box = create_component(
+            "dropdown",
+            opened=False,
+            type="dropdown",
+            has_title=True,
+            icon=None,
+            chevron=None,
+            container_classes=["sd-mb-3", "atlas-solution"],
+            title_classes=[],
+            body_classes=[],
+        )
+        box["atlas_solution"] = info
+        box += nodes.rubric("Solution", "Solution")
+        self.state.nested_parse(self.content, self.content_offset, box)
+        self.set_source_info(box)
+        if not any(True for _ in box.findall(lab_node)):
+            raise self.error(
+                f'the solution of problem "{info.title}" has no lab: every number of an answer '
+                "is computed by a lab inside the solution, so that a wrong answer fails the "
+                "build; add a ```{lab}``` block with the computation"
+            )
+        return [box]
+
+
+class ProblemIndexDirective(SphinxDirective):
+    """```` ```{problem-index} ````: every problem of the book, by chapter and topic."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        node = problem_index_node()
+        self.set_source_info(node)
+        return [node]
+
+
+class ProblemsCollector(EnvironmentCollector):
+    """Each page's problems, merged across parallel readers."""
+
+    def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+        problems, indexes = _store(env)
+        problems.pop(docname, None)
+        indexes.discard(docname)
+
+    def merge_other(
+        self, app: Sphinx, env: BuildEnvironment, docnames: set[str], other: BuildEnvironment
+    ) -> None:
+        problems, indexes = _store(env)
+        theirs, their_indexes = _store(other)
+        for docname in docnames:
+            if docname in theirs:
+                problems[docname] = theirs[docname]
+            if docname in their_indexes:
+                indexes.add(docname)
+
+    def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
+        problems, indexes = _store(app.env)
+        found = [
+            node["atlas_problem"]
+            for node in doctree.findall(nodes.admonition)
+            if node.get("atlas_problem")
+        ]
+        if found:
+            problems[app.env.docname] = found
+        if any(True for _ in doctree.findall(problem_index_node)):
+            indexes.add(app.env.docname)
+
+
+def check_labels(app: Sphinx, env: BuildEnvironment) -> None:
+    """A label names one problem in the whole book (the index and the PDF link by it)."""
+    problems, _ = _store(env)
+    seen: dict[str, ProblemInfo] = {}
+    for docname in sorted(problems):
+        for info in problems[docname]:
+            first = seen.setdefault(info.label, info)
+            if first is not info:
+                logger.error(
+                    'problem "%s": :label: %s is already used by "%s" (%s, line %d); '
+                    "labels are book-wide, choose another",
+                    info.title, info.label, first.title, first.docname, first.line,
+                    location=(docname, info.line), type="problem", subtype="label",
+                )  # fmt: skip
+
+
+def outdated_indexes(
+    app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
+) -> list[str]:
+    """Rewrite the index page whenever any page changes (problems added, titles changed)."""
+    _, indexes = _store(env)
+    return sorted(indexes) if added or changed or removed else []
+
+
+# -- the index ----------------------------------------------------------------------------------
+def book_order(env: BuildEnvironment, root: str) -> tuple[list[str], dict[str, str]]:
+    """Pages in reading order and, for each, its chapter (the page the root's toctree lists)."""
+    order: list[str] = []
+    chapter_of: dict[str, str] = {}
+    includes = env.toctree_includes
+
+    def walk(docname: str, chapter: str) -> None:
+        if docname in chapter_of:
+            return
+        chapter_of[docname] = chapter
+        order.append(docname)
+        for child in includes.get(docname, []):
+            walk(child, chapter)
+
+    chapter_of[root] = root
+    for child in includes.get(root, []):
+        walk(child, child)
+    return order, chapter_of
+
+
+def build_index(app: Sphinx, fromdocname: str) -> list[nodes.Node]:
+    """One rubric per chapter; under it one line per topic with its problems, linked."""
+    env = app.env
+    problems, _ = _store(env)
+    if not problems:
+        return [nodes.paragraph("", "This book has no problems yet.")]
+    order, chapter_of = book_order(env, app.config.root_doc)
+    rank = {docname: i for i, docname in enumerate(order)}
+    pages = sorted(problems, key=lambda d: (rank.get(d, len(rank)), d))
+    chapters: dict[str, list[ProblemInfo]] = {}
+    for docname in pages:
+        chapter = chapter_of.get(docname, docname.split("/")[0] + "/index")
+        chapters.setdefault(chapter, []).extend(problems[docname])
+    total = sum(len(found) for found in problems.values())
+    out: list[nodes.Node] = [
+        nodes.paragraph("", f"{_count(total, 'problem')} in {_count(len(chapters), 'chapter')}.")
+    ]
+    for chapter, found in chapters.items():
+        title = env.titles[chapter].astext() if chapter in env.titles else chapter
+        rubric = nodes.rubric("", "", classes=["atlas-problem-chapter"])
+        uri = app.builder.get_relative_uri(fromdocname, chapter) if chapter in env.titles else ""
+        rubric += (
+            nodes.reference("", title, internal=True, refuri=uri) if uri else nodes.Text(title)
+        )
+        out.append(rubric)
+        topics: dict[str, list[ProblemInfo]] = {}
+        for info in found:
+            topics.setdefault(info.topic, []).append(info)
+        items = nodes.bullet_list(classes=["atlas-problem-index"])
+        for topic in sorted(topics):
+            item = nodes.list_item()
+            para = nodes.paragraph()
+            para += nodes.emphasis("", topic)
+            para += nodes.Text(": ")
+            for i, info in enumerate(topics[topic]):
+                if i:
+                    para += nodes.Text("; ")
+                page = app.builder.get_relative_uri(fromdocname, info.docname)
+                para += nodes.reference(
+                    "", info.title, internal=True, refuri=f"{page}#{info.anchor}"
+                )
+            item += para
+            items += item
+        out.append(items)
+    return out
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def fill_indexes(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    for node in list(doctree.findall(problem_index_node)):
+        node.replace_self(build_index(app, docname))

@@ -1,0 +1,1 @@
+"""A fixture labkit: a taught module and a harness."""
