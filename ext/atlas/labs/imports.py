@@ -47,7 +47,7 @@ def module_file(module: str, root: Path = LABKIT) -> Path | None:
 
 
 def module_name(path: Path, root: Path = LABKIT) -> str:
-    """The dotted name of a labkit file: ``serving/models.py`` is ``atlas.labkit.serving.models``."""
+    """The dotted name of a labkit file (``serving/models.py``: ``atlas.labkit.serving.models``)."""
     parts = list(path.resolve().relative_to(root.resolve()).with_suffix("").parts)
     if parts and parts[-1] == "__init__":
         parts.pop()
