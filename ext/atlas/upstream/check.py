@@ -92,7 +92,7 @@ def _args(argv: list[str]) -> argparse.Namespace:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    _, rows = resolve_sites(args.root.resolve(), args.source, args.stores)
+    resolver, rows = resolve_sites(args.root.resolve(), args.source, args.stores)
     counts = Counter(r.status for r in rows)
     if args.json:
         print(json.dumps([
@@ -102,6 +102,12 @@ def run_check(args: argparse.Namespace) -> int:
     else:
         print(table(rows) if rows else "no upstream citations found")
         print("\n" + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) if rows else "")
+        if resolver.packages:  # package upstreams: what is installed, against the pins
+            from atlas.upstream.packages import status_lines
+
+            print("\npackage upstreams (pyproject.toml):")
+            for line in status_lines(resolver.packages, resolver.installed):
+                print("  " + line)
     failing = {ERROR, DRIFT, UNLOCKED} | ({MISSING} if args.strict else set())
     return 1 if any(r.status in failing for r in rows) else 0
 

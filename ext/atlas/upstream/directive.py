@@ -142,13 +142,19 @@ def placeholder(res: Resolution) -> nodes.admonition:
     para = nodes.paragraph()
     label = res.caption()
     para += nodes.literal(label, label)
-    para += nodes.Text(" is not shown because the upstream's git objects are absent here. ")
+    package = getattr(res.upstream, "kind", "git") == "package"
+    para += nodes.Text(
+        f" is not shown because the package {res.upstream.requirement} is not installed here. "  # type: ignore[union-attr]
+        if package
+        else " is not shown because the upstream's git objects are absent here. "
+    )
     if res.permalink:
         para += nodes.reference("", "Read it on GitHub", refuri=res.permalink)
         para += nodes.Text(", or run ")
     else:
         para += nodes.Text("Run ")
-    para += nodes.literal("make upstreams", "make upstreams")
+    command = "make setup" if package else "make upstreams"
+    para += nodes.literal(command, command)
     para += nodes.Text(" and rebuild.")
     box += para
     return box
@@ -287,9 +293,10 @@ def outdated(
     env_init(app, env)
     again = set(env.atlas_upstream_errors) | env.atlas_upstream_missing  # type: ignore[attr-defined]
     registry = resolver(env).registry
+    packages = resolver(env).packages  # a package's pin is its version in pyproject.toml
     for docname, used in env.atlas_upstream_pins.items():  # type: ignore[attr-defined]
         for name, pin in used.items():
-            up = registry.get(name)
+            up = registry.get(name) or packages.get(name)
             if (up.pin if up else None) != pin:
                 again.add(docname)
     return sorted((again & set(env.found_docs)) - removed)

@@ -107,7 +107,8 @@ class Resolution:
     def caption(self) -> str:
         """``NAME@shortsha · path · L10–L40``."""
         assert self.spec is not None
-        rev = (self.commit or self.spec.rev or "")[:8]
+        rev = self.commit or self.spec.rev or ""
+        rev = rev if getattr(self.upstream, "kind", "git") == "package" else rev[:8]
         parts = [f"{self.spec.name}@{rev}" if rev else self.spec.name, self.path]
         if not self.whole_file:
             parts.append(self.ranges_label())
@@ -151,6 +152,17 @@ class Resolver:
         self.read_cache = read_cache  # check and lock verify against objects, not the cache
         self._stores: dict[str, GitStore | None] = {}
         self._texts: dict[str, str] = {}
+        # package upstreams (pyproject.toml; quoted from installed files): atlas.upstream.packages
+        from atlas.upstream.packages import Installed, load_packages
+
+        self.packages = load_packages(self.book_root)
+        both = sorted(set(self.packages) & set(self.registry))
+        if both:
+            raise ValueError(
+                f"{', '.join(both)} is both a git upstream (.gitmodules) and a package upstream "
+                "(pyproject.toml); keep one"
+            )
+        self.installed = Installed()
 
     # -- stores -----------------------------------------------------------------------------------
     def store(self, upstream: Upstream) -> GitStore | None:
@@ -296,13 +308,13 @@ class Resolver:
         spec = res.spec
         assert spec is not None
         up = self.registry.get(spec.name)
+        if up is None and spec.name in self.packages:
+            return self._resolve_package(res, options)
         if up is None:
-            close = difflib.get_close_matches(spec.name, list(self.registry), n=3)
+            known = [*self.registry, *self.packages]
+            close = difflib.get_close_matches(spec.name, known, n=3)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise _Fail(
-                f"unknown upstream '{spec.name}'{hint}; "
-                f"known: {', '.join(sorted(self.registry)) or 'none'}"
-            )
+            raise _Fail(f"unknown upstream '{spec.name}'{hint}; known: {', '.join(sorted(known))}")
         res.upstream = up
         if up.pin is None and up.link_only_pin:
             raise _Fail(
@@ -336,6 +348,28 @@ class Resolver:
                 "placeholder. Run `make upstreams` to fetch them"
             )
             return
+        self._finish(res, snippet, options)
+
+    def _resolve_package(self, res: Resolution, options: dict[str, str]) -> None:
+        """A package upstream: the installed files, verified against the wheel's RECORD."""
+        from atlas.upstream.packages import PackageError, package_snippet
+
+        assert res.spec is not None
+        res.upstream = self.packages[res.spec.name]  # type: ignore[assignment]
+        try:
+            check_options(options)
+        except SelectError as exc:
+            raise _Fail(str(exc)) from None
+        res.language = options.get("language") or language_for(res.spec.path)
+        try:
+            snippet = package_snippet(self, res, options)
+        except PackageError as exc:
+            raise _Fail(str(exc)) from None
+        if snippet is not None:
+            self._finish(res, snippet, options)  # type: ignore[arg-type]
+
+    def _finish(self, res: Resolution, snippet: CachedSnippet, options: dict[str, str]) -> None:
+        """Options, emphasis, and the lock: the same for every kind of upstream."""
         try:
             segments = apply_options(list(snippet.segments), options)
             if options.get("emphasize-lines"):
