@@ -131,6 +131,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-get-outdated", _on_env_get_outdated)
     app.connect("env-before-read-docs", execute.prestart)
     app.connect("build-finished", execute.stop_prestarted)
+    app.connect("build-finished", execute.fail_build)
     app.connect("env-updated", _on_env_updated)
     app.connect("doctree-resolved", _on_doctree_resolved)
     # env_version: bump when LabSpec or PageResult change shape, so that Sphinx re-reads

@@ -26,6 +26,7 @@ logger = logging.getLogger(__name__)
 NO_RUN_BUILDERS = frozenset({"linkcheck", "gettext", "changes"})
 LAB_MARKER = "{lab}"  # in a page's source: it has a lab (MyST fence or colon fence)
 _PRESTARTED: dict[int, LabRunner] = {}  # id(app) -> runner launched at env-before-read-docs
+_FAILED: dict[int, int] = {}  # id(app) -> labs of this build that failed, crashed or timed out
 # Warning subtypes, for suppress_warnings and CI: lab.fail, lab.xpass, lab.timeout, lab.crash.
 SUBTYPES = {"failed": "fail", "xpass": "xpass", "timeout": "timeout", "crashed": "crash"}
 
@@ -83,7 +84,7 @@ def run_labs(
     if jobs:
         changed.update(_run(app, jobs, results, cache))
     stop_prestarted(app)
-    _report(app, specs, results)
+    _FAILED[id(app)] = _report(app, specs, results)
     junit = build_folder(app) / "labs" / "junit.xml"
     # Paths relative to conf.py's folder (the repository root): what CI annotations expect.
     write_junit(
@@ -156,8 +157,10 @@ def _run(
     return done
 
 
-def _report(app: Sphinx, specs: dict[str, list[LabSpec]], results: dict[str, PageResult]) -> None:
-    """One error per lab that is not fine, at the page and line of the example to blame."""
+def _report(app: Sphinx, specs: dict[str, list[LabSpec]], results: dict[str, PageResult]) -> int:
+    """One error per lab that is not fine, at the page and line of the example to blame;
+    returns how many."""
+    failed = 0
     for docname in sorted(specs):
         page = results.get(docname)
         if page is None:
@@ -166,9 +169,27 @@ def _report(app: Sphinx, specs: dict[str, list[LabSpec]], results: dict[str, Pag
             result = page.labs[spec.index] if spec.index < len(page.labs) else None
             if result is None or result.status in OK_STATUSES or result.status == NOT_RUN:
                 continue
+            failed += 1
             logger.error(
                 problem_text(spec, result),
                 type="lab",
                 subtype=SUBTYPES.get(result.status, result.status),
                 location=(docname, problem_line(spec, result)),
             )
+    return failed
+
+
+def fail_build(app: Sphinx, exception: BaseException | None) -> None:
+    """build-finished: a lab that failed, crashed, timed out or passed against
+    ``:expect-failure:`` fails the build (exit 1), even without ``-W``, as a wrong citation
+    does: the book promises that its labs pass. The page still shows the failure box."""
+    failed = _FAILED.pop(id(app), 0)
+    if exception is None and failed:
+        logger.error(
+            "%d lab(s) failed (each reported at its page and line); the book must not publish "
+            "a claim its lab contradicts",
+            failed,
+            type="lab",
+            subtype="summary",
+        )
+        app.statuscode = 1
