@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from atlas.bookroot import NotABook, find_root
 from atlas.latex import build, tools
 
 
@@ -13,9 +14,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m atlas.latex", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="check the system tools, then build BUILD/pdf/atlas.pdf")
-    b.add_argument("--source", type=Path, default=Path("source"), help="the book's pages")
-    b.add_argument("--build", type=Path, default=Path("_build"), help="the build folder")
-    b.add_argument("--conf-dir", type=Path, default=Path("."), help="the folder of conf.py")
+    b.add_argument("--root", type=Path, default=None, help="the book (default: the one here)")
+    b.add_argument("--source", type=Path, default=None, help="the book's pages (ROOT/source)")
+    b.add_argument("--build", type=Path, default=None, help="the build folder (ROOT/_build)")
+    b.add_argument("--conf-dir", type=Path, default=None, help="the folder of conf.py (ROOT)")
     b.add_argument("--name", default="atlas", help="the .tex target of latex_documents")
     b.add_argument("sphinx_args", nargs="*", help="passed to Sphinx (after --)")
     sub.add_parser("check", help="only check the system tools")
@@ -24,7 +26,20 @@ def main(argv: list[str] | None = None) -> int:
         absent = tools.missing(tools.requirements())
         print(tools.report(absent) if absent else "All the PDF's system tools are installed.")
         return 3 if absent else 0
-    return build.build(args.source, args.build, args.conf_dir, args.name, args.sphinx_args)
+    root = args.root
+    if root is not None or None in (args.source, args.build, args.conf_dir):
+        try:
+            root = find_root(args.root)
+        except NotABook as exc:
+            print(f"python -m atlas.latex build: {exc}", file=sys.stderr)
+            return 2
+    return build.build(
+        args.source or root / "source",
+        args.build or root / "_build",
+        args.conf_dir or root,
+        args.name,
+        args.sphinx_args,
+    )
 
 
 if __name__ == "__main__":

@@ -8,11 +8,13 @@ Exit status: 0 when nothing is broken, unreachable, timed out or rate-limited; 1
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from atlas.bookroot import NotABook, find_root
 from atlas.refs.linkcheck import REPORT_JSON
 
 SECTIONS = [
@@ -73,10 +75,26 @@ def render(data: dict[str, Any], *, show_all: bool = False) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    show_all = "--all" in args
-    args = [a for a in args if a != "--all"]
-    outdir = Path(args[0] if args else "_build/linkcheck")
+    parser = argparse.ArgumentParser(
+        prog="python -m atlas.refs.report", description="Print and save the link-check report."
+    )
+    parser.add_argument(
+        "outdir", nargs="?", type=Path, default=None,
+        help="the linkcheck output folder (default: _build/linkcheck of the book)",
+    )  # fmt: skip
+    parser.add_argument("--all", action="store_true", help="list working links too")
+    parser.add_argument(
+        "--root", type=Path, default=None, help="the book root (default: the book around here)"
+    )
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    show_all = args.all
+    outdir = args.outdir
+    if outdir is None:
+        try:
+            outdir = find_root(args.root) / "_build" / "linkcheck"
+        except NotABook as exc:
+            print(f"atlas.refs.report: {exc}", file=sys.stderr)
+            return 2
     source = outdir / REPORT_JSON
     try:
         data = json.loads(source.read_text(encoding="utf-8"))

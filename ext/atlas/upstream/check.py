@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from atlas.bookroot import NotABook, find_root
 from atlas.upstream.citations import CitationSite, scan_book
 from atlas.upstream.gitstore import close_all
 from atlas.upstream.lock import LockEntry, load_lock, load_revs, save_lock
@@ -80,7 +81,9 @@ def _args(argv: list[str]) -> argparse.Namespace:
         prog=f"python -m atlas.upstream {cmd}",
         description=(__doc__ or "").split("\n\n")[1].replace("\n", " "),
     )
-    parser.add_argument("--root", type=Path, default=Path.cwd(), help="the book root (default: .)")
+    parser.add_argument(
+        "--root", type=Path, default=None, help="the book root (default: the book around here)"
+    )
     parser.add_argument("--source", default="source", help="pages folder under the root")
     parser.add_argument(
         "--stores", type=Path, default=None, help="folder of extra object stores (NAME.git)"
@@ -91,8 +94,29 @@ def _args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv[1:])
 
 
+def no_citations(root: Path, source: str) -> str | None:
+    """Why finding no citation is wrong here (None when the book really cites nothing): a
+    check that finds nothing in a book that cites upstreams is a check that cannot fail."""
+    pages = [p for p in (root / source).rglob("*") if p.suffix in (".md", ".rst")]
+    if not pages:
+        return f"{root / source} holds no pages (.md, .rst); give --root and --source of the book"
+    try:
+        locked = len(load_lock(root))
+    except ValueError:
+        locked = 0
+    if locked:
+        return (
+            f"no upstream citation found in {len(pages)} page(s) under {root / source}, but "
+            f"{root / 'upstreams.lock'} records {locked}; give --root and --source of the book"
+        )
+    return None
+
+
 def run_check(args: argparse.Namespace) -> int:
-    resolver, rows = resolve_sites(args.root.resolve(), args.source, args.stores)
+    resolver, rows = resolve_sites(args.root, args.source, args.stores)
+    if not rows and (why := no_citations(args.root, args.source)):
+        print(f"check: {why}", file=sys.stderr)
+        return 2
     counts = Counter(r.status for r in rows)
     if args.json:
         print(json.dumps([
@@ -113,8 +137,11 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_lock(args: argparse.Namespace) -> int:
-    root = args.root.resolve()
+    root = args.root
     resolver, rows = resolve_sites(root, args.source, args.stores)
+    if not rows and not any((root / args.source).rglob("*.md")):
+        print(f"lock: {root / args.source} holds no pages; give --root", file=sys.stderr)
+        return 2
     old, old_revs = load_lock(root), load_revs(root)
     new: dict[str, LockEntry] = {}
     revs: dict[str, str] = {}
@@ -149,6 +176,11 @@ def run_lock(args: argparse.Namespace) -> int:
 
 def main(argv: list[str]) -> int:
     args = _args(argv)
+    try:
+        args.root = find_root(args.root, source=args.source)
+    except NotABook as exc:
+        print(f"{argv[0]}: {exc}", file=sys.stderr)
+        return 2
     try:
         return run_check(args) if argv[0] == "check" else run_lock(args)
     except ValueError as exc:  # an unreadable lock or .gitmodules: say so, no traceback

@@ -20,7 +20,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from atlas.upstream import fetch, partialclone
+from atlas.bookroot import NotABook, find_root
+from atlas.upstream import partialclone
 from atlas.upstream.citations import CitationSite, scan_book
 from atlas.upstream.gitstore import FULL_SHA, GitStore, MissingObject, UnsafePath, check_rev
 from atlas.upstream.linemap import Hunk, map_range, nearest_range, parse_hunks
@@ -663,9 +664,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="one JSON record per citation")
     parser.add_argument("--root", type=Path, default=None, help="the book's root (default: here)")
     args = parser.parse_args(argv)
-    root = fetch.find_book_root(args.root)
-    if root is None:
-        print(f"{command}: not inside the book's git repository", file=sys.stderr)
+    try:
+        root = find_root(args.root)
+    except NotABook as exc:
+        print(f"{command}: {exc}", file=sys.stderr)
         return 2
     try:
         the_plan = plan(root, args.name, args.rev)

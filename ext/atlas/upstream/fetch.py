@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from atlas.bookroot import NotABook, find_root
 from atlas.upstream.gitstore import (
     FULL_SHA,
     HEX,
@@ -406,9 +407,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--root", type=Path, default=None, help="the book's root (default: here)")
     args = parser.parse_args((argv or [])[1:] if argv and argv[0] == "fetch" else argv)
-    root = find_book_root(args.root)
-    if root is None:
-        print("fetch: not inside the book's git repository; run it from the book", file=sys.stderr)
+    try:
+        root = find_root(args.root)
+    except NotABook as exc:
+        print(f"fetch: {exc}", file=sys.stderr)
         return 2
     registry = load_registry(root)
     unknown = [n for n in args.names if n not in registry]
@@ -462,16 +464,12 @@ def _run(root: Path, registry: dict[str, Upstream], names: list[str], if_needed:
 
 
 def find_book_root(given: Path | None) -> Path | None:
-    """The top of the book's git work tree containing ``given`` (default: here), or None."""
-    here = given or Path.cwd()
-    proc = subprocess.run(
-        ["git", "-C", str(here), "rev-parse", "--show-toplevel"],
-        capture_output=True,
-        text=True,
-        env=git_env(),
-        check=False,
-    )
-    return Path(proc.stdout.strip()).resolve() if proc.returncode == 0 else None
+    """The book's root (see :func:`atlas.bookroot.find_root`): ``given``, else the book around
+    the current folder; None when there is none (the caller says so)."""
+    try:
+        return find_root(given)
+    except NotABook:
+        return None
 
 
 if __name__ == "__main__":

@@ -1,0 +1,100 @@
+"""Where the book is, and how to name a command that works: one answer for every maintainer tool.
+
+Every command (``python -m atlas.upstream check|lock|fetch|drift|bump``, the link-check report,
+``python -m atlas.latex build``) finds the book the same way: ``--root`` when given, else the
+nearest folder, from the current one upwards, that holds the book's ``conf.py`` (or its
+``.gitmodules``) beside its ``source/`` pages. Run from ``source/parallelism/``, a command
+finds the same book as from the top.
+
+Messages that tell the reader to run something print a command that works as printed, from
+where they ran it: ``make lock`` at the root of a book with that target, else the Python of this
+very process (``.venv/bin/python -m atlas.upstream lock``), with ``--root`` when the current
+folder is not inside the book.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+SOURCE = "source"
+CONF = "conf.py"
+
+# Commands with a make target of the same job (target, the upstream command it runs).
+MAKE_TARGETS = {("lock",): "lock", ("fetch",): "upstreams"}
+
+
+class NotABook(Exception):
+    """No book where the command looked; the message says where it looked and the fix."""
+
+
+def is_book(folder: Path, source: str = SOURCE) -> bool:
+    """A folder with the book's pages (``source/``) beside its ``conf.py`` (or, for a book
+    without settings of its own, its registry of upstreams, ``.gitmodules``)."""
+    marker = (folder / CONF).is_file() or (folder / ".gitmodules").is_file()
+    return marker and (folder / source).is_dir()
+
+
+def find_root(
+    given: Path | str | None = None, start: Path | None = None, source: str = SOURCE
+) -> Path:
+    """The book's root: ``given`` (``--root``), else the nearest book at or above ``start``
+    (default: the current folder). Raises :class:`NotABook`."""
+    if given is not None:
+        root = Path(given).expanduser().resolve()
+        if not root.is_dir():
+            raise NotABook(f"--root {given}: no such folder")
+        if not (root / source).is_dir() and not (root / CONF).is_file():
+            raise NotABook(
+                f"--root {given} is not a book: it has neither {CONF} nor a {source}/ folder"
+            )
+        return root
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if is_book(folder, source):
+            return folder
+    raise NotABook(
+        f"no book here: neither {here} nor a folder above it holds {CONF} and {source}/; "
+        "run the command inside the book, or give --root PATH"
+    )
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _has_make_target(root: Path, target: str) -> bool:
+    makefile = root / "Makefile"
+    try:
+        text = makefile.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return re.search(rf"^{re.escape(target)}\s*:", text, re.M) is not None
+
+
+def python(cwd: Path | None = None) -> str:
+    """This process's Python as the reader can type it from ``cwd``: ``.venv/bin/python`` at
+    the root of the checkout, an absolute path elsewhere."""
+    exe = Path(sys.executable)
+    cwd = (cwd or Path.cwd()).resolve()
+    if _inside(exe.parent, cwd):
+        return os.path.relpath(exe.absolute(), cwd)
+    return str(exe)
+
+
+def command(root: Path, *args: str, cwd: Path | None = None) -> str:
+    """A command that runs ``python -m atlas.upstream ARGS`` on the book at ``root``, as the
+    reader can type it where they are: ``make TARGET`` at a root that has the target."""
+    cwd = (cwd or Path.cwd()).resolve()
+    root = Path(root).resolve()
+    target = MAKE_TARGETS.get(tuple(args))
+    if target and cwd == root and _has_make_target(root, target):
+        return f"make {target}"
+    tail = "" if _inside(cwd, root) else f" --root {root}"
+    return f"{python(cwd)} -m atlas.upstream {' '.join(args)}{tail}"
