@@ -643,6 +643,10 @@ def table(the_plan: Plan) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    from atlas.upstream import package_drift
+
+    if package_drift.is_package(argv):  # a package upstream: compare wheels, move pyproject's pin
+        return package_drift.main(argv)
     command = argv.pop(0) if argv and argv[0] in ("drift", "bump") else "drift"
     parser = argparse.ArgumentParser(
         prog=f"python -m atlas.upstream {command}",

@@ -566,8 +566,8 @@ def verify_link(
         return None, f"unverified offline: {up.requirement} is not installed ({SETUP_HINT})"
     where = f"{up.name} {files.version} (tag {ref})"
     if match["kind"] == "tree":
-        for candidate in up.wheel_paths(repo_path.rstrip("/")):
-            if files.listdir(candidate):
+        for candidate in up.wheel_paths(repo_path.rstrip("/") + "/"):
+            if files.listdir(candidate.rstrip("/")):
                 return True, f"folder {repo_path} is in the {where} wheel"
         return None, f"unverified offline: folder {repo_path} is not shipped in the {where} wheel"
     shipped = [p for p in up.wheel_paths(repo_path) if p in files.hashes]
