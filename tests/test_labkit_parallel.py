@@ -14,23 +14,31 @@ from typing import Any
 import pytest
 import torch
 from atlas.labkit import run_ranks
-from atlas.labkit.parallel import context, data, expert, in_sequence, memory, pipeline, tensor
+from atlas.labkit.parallel import (
+    context,
+    expert,
+    harness,
+    in_sequence,
+    memory,
+    pipeline,
+    tensor,
+)
 
 SUITE: dict[str, tuple[Any, ...]] = {
-    "ddp": (data.data_parallel_matches_reference, "ddp", 3),
-    "zero1": (data.data_parallel_matches_reference, "zero1", 3),
-    "zero2": (data.data_parallel_matches_reference, "zero2", 3),
-    "zero3": (data.data_parallel_matches_reference, "zero3", 3),
-    "tp": (tensor.parallel_mlp_matches_dense, False),
-    "sp": (tensor.parallel_mlp_matches_dense, True),
-    "gpipe": (pipeline.pipeline_matches_sequential, "gpipe", 4),
-    "1f1b": (pipeline.pipeline_matches_sequential, "1f1b", 8),
-    "interleaved": (pipeline.pipeline_matches_sequential, "interleaved", 8, 2),
-    "ring": (context.ring_attention_matches_full, False),
-    "ring_balanced": (context.ring_attention_matches_full, True),
-    "ulysses": (context.ulysses_matches_full,),
-    "ep": (expert.ep_moe_matches_reference, 8, 2, None),
-    "ep_capped": (expert.ep_moe_matches_reference, 8, 2, 1.0),
+    "ddp": (harness.data_parallel_matches_reference, "ddp", 3),
+    "zero1": (harness.data_parallel_matches_reference, "zero1", 3),
+    "zero2": (harness.data_parallel_matches_reference, "zero2", 3),
+    "zero3": (harness.data_parallel_matches_reference, "zero3", 3),
+    "tp": (harness.parallel_mlp_matches_dense, False),
+    "sp": (harness.parallel_mlp_matches_dense, True),
+    "gpipe": (harness.pipeline_matches_sequential, "gpipe", 4),
+    "1f1b": (harness.pipeline_matches_sequential, "1f1b", 8),
+    "interleaved": (harness.pipeline_matches_sequential, "interleaved", 8, 2),
+    "ring": (harness.ring_attention_matches_full, False),
+    "ring_balanced": (harness.ring_attention_matches_full, True),
+    "ulysses": (harness.ulysses_matches_full,),
+    "ep": (harness.ep_moe_matches_reference, 8, 2, None),
+    "ep_capped": (harness.ep_moe_matches_reference, 8, 2, 1.0),
 }
 
 
@@ -110,11 +118,11 @@ def test_expert_parallel_matches_single_process(four_ranks: list[dict[str, Any]]
 
 def _broken(rank: int, world: int) -> dict[str, bool]:
     """The checks must notice a missing backward all-reduce and a wrong softmax merge."""
-    tensor.CopyToTP.backward = staticmethod(lambda ctx, grad: grad)  # f without its all-reduce
+    tensor.CopyToTP.backward = staticmethod(lambda ctx, grad: (grad, None))  # f, no all-reduce
     context.merge = lambda out, lse, out_b, lse_b: (out + out_b, torch.logaddexp(lse, lse_b))
     return {
-        "tp_backward_ok": tensor.parallel_mlp_matches_dense(rank, world)["backward_ok"],
-        "ring_ok": context.ring_attention_matches_full(rank, world, True, seq=16)["ok"],
+        "tp_backward_ok": harness.parallel_mlp_matches_dense(rank, world)["backward_ok"],
+        "ring_ok": harness.ring_attention_matches_full(rank, world, True, seq=16)["ok"],
     }
 
 
@@ -201,10 +209,10 @@ def test_capacity_drops_in_token_order() -> None:
 
 def test_bad_arguments_are_clear_errors() -> None:
     with pytest.raises(ValueError, match="unknown method 'zero4'"):
-        data.data_parallel_matches_reference(0, 4, "zero4")
+        harness.data_parallel_matches_reference(0, 4, "zero4")
     with pytest.raises(ValueError, match="not divisible by 3 ranks"):
-        data.data_parallel_matches_reference(0, 3, "ddp")
+        harness.data_parallel_matches_reference(0, 3, "ddp")
     with pytest.raises(ValueError, match="do not split over 3 ranks"):
-        expert.ep_moe_matches_reference(0, 3)
+        harness.ep_moe_matches_reference(0, 3)
     with pytest.raises(ValueError, match="heads"):
-        context.ulysses_matches_full(0, 3)
+        harness.ulysses_matches_full(0, 3)

@@ -7,33 +7,28 @@ import sys
 
 import pytest
 import torch
-from atlas.labkit.serving import nanovllm
-from atlas.labkit.serving.block_allocator import BlockAllocator, OutOfBlocks, parallel_sampling_demo
+from atlas.labkit.harness import causal_attention
+from atlas.labkit.serving.block_allocator import BlockAllocator, OutOfBlocks
+from atlas.labkit.serving.harness import (
+    Request,
+    chat_trace,
+    nanovllm,
+    paged_equals_dense,
+    parallel_sampling_demo,
+    run_block_cache,
+    run_radix_cache,
+    synthetic_trace,
+)
 from atlas.labkit.serving.models import LLAMA_3_8B, QWEN3_0_6B, kv_ledger
 from atlas.labkit.serving.paged_attention import (
     PagedKVCache,
-    dense_attention,
     paged_attention,
-    paged_equals_dense,
     slot_mapping,
     store_kv,
 )
-from atlas.labkit.serving.prefix_cache import (
-    PrefixCache,
-    Request,
-    block_hashes,
-    chat_trace,
-    run_block_cache,
-    run_radix_cache,
-)
+from atlas.labkit.serving.prefix_cache import PrefixCache, block_hashes
 from atlas.labkit.serving.roofline import H100_SXM, decode_cost, prefill_cost
-from atlas.labkit.serving.simulator import (
-    EngineLimits,
-    TraceRequest,
-    roofline_cost,
-    simulate,
-    synthetic_trace,
-)
+from atlas.labkit.serving.simulator import EngineLimits, TraceRequest, roofline_cost, simulate
 from gitfixtures import FixtureUpstream, make_book, make_repo, stores_dir
 
 # -- models and roofline -------------------------------------------------------------------------
@@ -95,7 +90,7 @@ def test_paged_attention_with_a_wrong_block_table_differs() -> None:
     q = torch.randn(1, 2, 8, generator=gen, dtype=torch.float64)
     pos = torch.tensor([11])
     good = paged_attention(q, pos, cache, table, 12)
-    assert torch.allclose(good, dense_attention(q, k, v, pos))
+    assert torch.allclose(good, causal_attention(q, k, v, pos))
     wrong = paged_attention(q, pos, cache, [5, 2, 0], 12)  # block 0 holds nobody's keys
     assert not torch.allclose(wrong, good)
 
@@ -292,15 +287,19 @@ def test_loader_names_a_missing_file(tmp_path, monkeypatch) -> None:  # type: ig
         nanovllm.load_block_manager(book)
 
 
-def test_tp_harness_attention_is_causal_dense_attention() -> None:
-    from atlas.labkit.serving.tensor_parallel import _attention
-
+def test_one_causal_attention_reference_for_every_shape() -> None:
+    """The shared reference: grouped heads, default positions (the last queries) and a
+    hand-written softmax agree."""
     gen = torch.Generator().manual_seed(3)
-    q = torch.randn(6, 4, 8, generator=gen, dtype=torch.float64)
+    q = torch.randn(2, 4, 8, generator=gen, dtype=torch.float64)
     k = torch.randn(6, 2, 8, generator=gen, dtype=torch.float64)
     v = torch.randn(6, 2, 8, generator=gen, dtype=torch.float64)
-    ref = dense_attention(q, k, v, torch.arange(6)).reshape(6, -1)
-    assert torch.allclose(_attention(q, k, v), ref)
+    got = causal_attention(q, k, v)
+    for i, pos in enumerate((4, 5)):
+        for h in range(4):
+            scores = (k[: pos + 1, h // 2] @ q[i, h]) / math.sqrt(8)
+            want = torch.softmax(scores, 0) @ v[: pos + 1, h // 2]
+            assert torch.allclose(got[i, h], want)
 
 
 def test_unavailable_upstream_is_a_skip_for_runners_that_honour_it() -> None:

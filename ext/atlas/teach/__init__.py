@@ -71,7 +71,7 @@ def _build_finished(app: Sphinx, exception: BaseException | None) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    from atlas.teach import labcode, problems
+    from atlas.teach import labcode, problems, taught
     from atlas.teach.answers import AnswersAtChapterEnd
 
     app.setup_extension("sphinx_design")
@@ -96,6 +96,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)
     app.connect("env-get-outdated", _outdated)
+    app.connect("doctree-read", taught.check_page)
     app.connect("doctree-resolved", labcode.resolve_links)
     app.connect("build-finished", labcode.copy_labkit)
     app.connect("build-finished", _build_finished)

@@ -21,17 +21,6 @@ Everything runs on CPU in float64 so that parallel and reference results agree t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from atlas.labkit.parallel.harness import in_sequence
 
-
-def in_sequence(
-    rank: int, world_size: int, calls: Sequence[tuple[Callable[..., Any], ...]]
-) -> list[Any]:
-    """Run several rank functions one after another in the same process group.
-
-    ``run_ranks(in_sequence, 4, [(f, "a"), (f, "b")])`` returns, for each rank, the list
-    ``[f(rank, 4, "a"), f(rank, 4, "b")]``. Why: starting ranks and their process group costs
-    more than the small checks themselves, so a lab that compares variants starts them once.
-    """
-    return [fn(rank, world_size, *args) for fn, *args in calls]
+__all__ = ["in_sequence"]

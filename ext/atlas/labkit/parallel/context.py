@@ -14,7 +14,6 @@ turns it back. Tensors are ``[sequence, heads, head_dim]``.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -22,12 +21,6 @@ import torch.distributed as dist
 from atlas.labkit.parallel.comm import CommLog
 
 DTYPE = torch.float64
-
-
-def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """Reference softmax attention with a causal mask on one device."""
-    out, _ = block_attention(q, k, v, torch.arange(q.shape[0]), torch.arange(k.shape[0]))
-    return out
 
 
 def block_attention(
@@ -134,57 +127,8 @@ def ulysses_attention(
         x = x.reshape(s_local, world, heads // world, dim).transpose(0, 1)
         return _all_to_all(x, log).reshape(world * s_local, heads // world, dim)
 
-    out = causal_attention(to_heads(q), to_heads(k), to_heads(v))
+    positions = torch.arange(world * s_local)
+    out, _ = block_attention(to_heads(q), to_heads(k), to_heads(v), positions, positions)
     out = out.reshape(world, s_local, heads // world, dim)  # [P (seq chunk), s/P, H/P, d]
     out = _all_to_all(out, log)  # [P (head group), s/P, H/P, d]
     return out.transpose(0, 1).reshape(s_local, heads, dim)
-
-
-def _qkv(seq: int, heads: int, dim: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    gen = torch.Generator().manual_seed(0)
-    return tuple(torch.randn(seq, heads, dim, generator=gen, dtype=DTYPE) for _ in range(3))
-
-
-def ring_attention_matches_full(
-    rank: int,
-    world_size: int,
-    balanced: bool = True,
-    seq: int = 64,
-    heads: int = 2,
-    dim: int = 8,
-) -> dict[str, Any]:
-    """Ring attention on this rank's share of the sequence against full causal attention.
-
-    Returns ``ok`` (allclose on this rank's rows), ``max_abs_diff``, ``work`` (visible query-key
-    pairs this rank computed), ``positions`` (the first and last of each chunk it holds) and
-    ``sent`` (key/value elements it sent).
-    """
-    q, k, v = _qkv(seq, heads, dim)
-    full = causal_attention(q, k, v)
-    pos = shard_positions(seq, rank, world_size, balanced)
-    log = CommLog()
-    out, work = ring_attention(q[pos], k[pos], v[pos], pos, log)
-    return {
-        "ok": torch.allclose(out, full[pos], rtol=1e-10, atol=1e-12),
-        "max_abs_diff": (out - full[pos]).abs().max().item(),
-        "work": work,
-        "sent": log.elements["send"],
-    }
-
-
-def ulysses_matches_full(
-    rank: int, world_size: int, seq: int = 64, heads: int = 4, dim: int = 8
-) -> dict[str, Any]:
-    """Ulysses attention on a contiguous sequence shard against full causal attention."""
-    if heads % world_size:
-        raise ValueError(f"Ulysses needs heads ({heads}) divisible by ranks ({world_size})")
-    q, k, v = _qkv(seq, heads, dim)
-    full = causal_attention(q, k, v)
-    pos = shard_positions(seq, rank, world_size, balanced=False)
-    log = CommLog()
-    out = ulysses_attention(q[pos], k[pos], v[pos], log)
-    return {
-        "ok": torch.allclose(out, full[pos], rtol=1e-10, atol=1e-12),
-        "max_abs_diff": (out - full[pos]).abs().max().item(),
-        "sent": log.elements["all_to_all"],
-    }

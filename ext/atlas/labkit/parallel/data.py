@@ -16,7 +16,6 @@ one process reaches by training on the whole batch with the same Adam:
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -33,64 +32,6 @@ from atlas.labkit.parallel.comm import CommLog
 
 DIMS = (16, 32, 32, 8)
 DTYPE = torch.float64
-
-
-def make_model(seed: int = 0, dims: tuple[int, ...] = DIMS) -> nn.Sequential:
-    """A small MLP (Linear, Tanh, ..., Linear) in float64, identical for a given seed."""
-    gen = torch.Generator().manual_seed(seed)
-    layers: list[nn.Module] = []
-    for i, (d_in, d_out) in enumerate(zip(dims[:-1], dims[1:], strict=True)):
-        lin = nn.Linear(d_in, d_out, dtype=DTYPE)
-        with torch.no_grad():
-            lin.weight.copy_(torch.randn(d_out, d_in, generator=gen, dtype=DTYPE) / d_in**0.5)
-            lin.bias.copy_(torch.randn(d_out, generator=gen, dtype=DTYPE) * 0.1)
-        layers.append(lin)
-        if i < len(dims) - 2:
-            layers.append(nn.Tanh())
-    return nn.Sequential(*layers)
-
-
-def make_batches(
-    steps: int, global_batch: int, seed: int = 1, dims: tuple[int, ...] = DIMS
-) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Random regression batches ``(x, y)``, the same on every rank for a given seed."""
-    gen = torch.Generator().manual_seed(seed)
-    return [
-        (
-            torch.randn(global_batch, dims[0], generator=gen, dtype=DTYPE),
-            torch.randn(global_batch, dims[-1], generator=gen, dtype=DTYPE),
-        )
-        for _ in range(steps)
-    ]
-
-
-def flat_params(module: nn.Module) -> torch.Tensor:
-    return torch.cat([p.detach().reshape(-1) for p in module.parameters()])
-
-
-def train_reference(
-    steps: int, global_batch: int, lr: float = 1e-2
-) -> tuple[torch.Tensor, list[float]]:
-    """One process, whole batch, Adam: the parameters every parallel variant must reach.
-
-    Cached per process: ranks forked after a call in the parent inherit the result, and so do
-    not each pay for it (nor for the imports of Adam's first step, about 2 s on a busy CPU).
-    """
-    return _train_reference(steps, global_batch, lr)
-
-
-@functools.cache
-def _train_reference(steps: int, global_batch: int, lr: float) -> tuple[torch.Tensor, list[float]]:
-    model = make_model()
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    losses = []
-    for x, y in make_batches(steps, global_batch):
-        opt.zero_grad()
-        loss = F.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    return flat_params(model), losses
 
 
 class BucketedDDP:
@@ -250,81 +191,3 @@ class ZeroLinear(nn.Module):
 def zero3_model(dense: nn.Sequential, log: CommLog) -> nn.Sequential:
     """Replace every ``nn.Linear`` of ``dense`` by its ZeRO-3 sharded counterpart."""
     return nn.Sequential(*[ZeroLinear(m, log) if isinstance(m, nn.Linear) else m for m in dense])
-
-
-def data_parallel_matches_reference(
-    rank: int,
-    world_size: int,
-    method: str,
-    steps: int = 5,
-    global_batch: int = 32,
-    lr: float = 1e-2,
-    bucket_numel: int = 600,
-) -> dict[str, Any]:
-    """Train with ``method`` (``ddp``, ``zero1``, ``zero2``, ``zero3``) on this rank's slice of
-    each batch; compare the final parameters with :func:`train_reference`.
-
-    Returns ``match`` (allclose), ``max_abs_diff``, the per-step collective payloads in
-    elements (``comm``), the number of parameters (``numel``), the elements of parameters,
-    gradients and Adam state this rank keeps between steps (``param_numel``, ``grad_numel``,
-    ``adam_numel``), ``traffic`` (elements this rank sends per step under ring algorithms, as
-    a multiple of ``(N-1)/N``), and for DDP the gradient count at each bucket launch
-    (``launches``, out of ``n_grads``).
-    """
-    if global_batch % world_size:
-        raise ValueError(f"global_batch {global_batch} is not divisible by {world_size} ranks")
-    ref_params, _ = train_reference(steps, global_batch, lr)
-    local = global_batch // world_size
-    log = CommLog()
-    model = make_model()
-    numel = sum(p.numel() for p in model.parameters())
-    launches: list[list[int]] = []
-    if method == "ddp":
-        ddp = BucketedDDP(model, bucket_numel, log)
-        opt: Any = torch.optim.Adam(model.parameters(), lr=lr)
-    elif method in ("zero1", "zero2"):
-        opt = ShardedAdam(list(model.parameters()), lr, stage=int(method[-1]), log=log)
-    elif method == "zero3":
-        model = zero3_model(model, log)
-        opt = torch.optim.Adam(model.parameters(), lr=lr)
-    else:
-        raise ValueError(f"unknown method {method!r}: use ddp, zero1, zero2 or zero3")
-    for x, y in make_batches(steps, global_batch):
-        xs, ys = x[rank * local : (rank + 1) * local], y[rank * local : (rank + 1) * local]
-        for p in model.parameters():
-            p.grad = None
-        F.mse_loss(model(xs), ys).backward()
-        if method == "ddp":
-            ddp.finish_grad_sync()
-            launches.append(list(ddp.launches))
-            ddp.launches.clear()
-        opt.step()
-    comm_per_step = {op: n // steps for op, n in log.as_dict().items()}
-    if method == "zero3":
-        final = torch.cat([m.full_flat() for m in model if isinstance(m, ZeroLinear)])
-    else:
-        final = flat_params(model)
-    diff = (final - ref_params).abs().max().item()
-    if method == "zero3":
-        held = sum(p.numel() for p in model.parameters())
-    else:
-        held = numel
-    if method == "zero3":
-        grad_held = held
-    elif method == "zero2":
-        grad_held = opt.shard_numel
-    else:
-        grad_held = numel
-    adam = 2 * (opt.shard_numel if isinstance(opt, ShardedAdam) else held)
-    return {
-        "match": torch.allclose(final, ref_params, rtol=0, atol=1e-12),
-        "max_abs_diff": diff,
-        "numel": numel,
-        "param_numel": held,
-        "grad_numel": grad_held,
-        "adam_numel": adam,
-        "comm": comm_per_step,
-        "traffic": sum((2 if op == "all_reduce" else 1) * n for op, n in comm_per_step.items()),
-        "launches": launches[-1] if launches else [],
-        "n_grads": sum(1 for _ in model.parameters()),
-    }

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-GIB = 2**30
+from atlas.labkit.harness import GIB  # one GIB for the whole book
 
 # Bytes per parameter of mixed-precision Adam: bf16 weights and gradients; fp32 master copy,
 # first and second moments.

@@ -20,33 +20,30 @@ from torch import nn
 from atlas.labkit.parallel.comm import CommLog
 
 DTYPE = torch.float64
-_LOG = CommLog()  # the functions below record into the log that the caller installs
 
 
-def set_log(log: CommLog) -> None:
-    global _LOG
-    _LOG = log
-
-
-def _all_reduce(x: torch.Tensor) -> torch.Tensor:
+def all_reduce(x: torch.Tensor, log: CommLog) -> torch.Tensor:
+    """Sum ``x`` over the group (a copy); ``log`` counts the elements passed."""
     x = x.clone()
-    _LOG.add("all_reduce", x.numel())
+    log.add("all_reduce", x.numel())
     dist.all_reduce(x)
     return x
 
 
-def _all_gather_seq(x: torch.Tensor) -> torch.Tensor:
+def all_gather_seq(x: torch.Tensor, log: CommLog) -> torch.Tensor:
+    """Concatenate every rank's sequence slice along dimension 0."""
     world = dist.get_world_size()
     out = torch.empty((world * x.shape[0], *x.shape[1:]), dtype=x.dtype)
-    _LOG.add("all_gather", out.numel())
+    log.add("all_gather", out.numel())
     dist.all_gather_single(out, x.contiguous())
     return out
 
 
-def _reduce_scatter_seq(x: torch.Tensor) -> torch.Tensor:
+def reduce_scatter_seq(x: torch.Tensor, log: CommLog) -> torch.Tensor:
+    """Sum over the group and keep this rank's slice of the sequence (dimension 0)."""
     world = dist.get_world_size()
     out = torch.empty((x.shape[0] // world, *x.shape[1:]), dtype=x.dtype)
-    _LOG.add("reduce_scatter", x.numel())
+    log.add("reduce_scatter", x.numel())
     dist.reduce_scatter_single(out, x.contiguous())
     return out
 
@@ -55,48 +52,52 @@ class CopyToTP(torch.autograd.Function):
     """``f``: identity forward; backward sums the input gradients of all TP ranks."""
 
     @staticmethod
-    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+    def forward(ctx: Any, x: torch.Tensor, log: CommLog) -> torch.Tensor:
+        ctx.log = log
         return x.view_as(x)
 
     @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
-        return _all_reduce(grad)
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
+        return all_reduce(grad, ctx.log), None
 
 
 class ReduceFromTP(torch.autograd.Function):
     """``g``: all-reduce forward (sums partial outputs); identity backward."""
 
     @staticmethod
-    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
-        return _all_reduce(x)
+    def forward(ctx: Any, x: torch.Tensor, log: CommLog) -> torch.Tensor:
+        ctx.log = log
+        return all_reduce(x, log)
 
     @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
-        return grad
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
+        return grad, None
 
 
 class GatherFromSP(torch.autograd.Function):
     """``f`` under sequence parallelism: all-gather the sequence forward, reduce-scatter back."""
 
     @staticmethod
-    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
-        return _all_gather_seq(x)
+    def forward(ctx: Any, x: torch.Tensor, log: CommLog) -> torch.Tensor:
+        ctx.log = log
+        return all_gather_seq(x, log)
 
     @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
-        return _reduce_scatter_seq(grad)
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
+        return reduce_scatter_seq(grad, ctx.log), None
 
 
 class ReduceScatterToSP(torch.autograd.Function):
     """``g`` under sequence parallelism: reduce-scatter the sequence forward, all-gather back."""
 
     @staticmethod
-    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
-        return _reduce_scatter_seq(x)
+    def forward(ctx: Any, x: torch.Tensor, log: CommLog) -> torch.Tensor:
+        ctx.log = log
+        return reduce_scatter_seq(x, log)
 
     @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
-        return _all_gather_seq(grad)
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
+        return all_gather_seq(grad, ctx.log), None
 
 
 class ColumnParallelLinear(nn.Module):
@@ -149,9 +150,17 @@ class ParallelBlock(nn.Module):
     rank holds ``1/N`` of the sequence outside the MLP: all-gather in, reduce-scatter out.
     """
 
-    def __init__(self, dense: DenseBlock, rank: int, world: int, sequence_parallel: bool) -> None:
+    def __init__(
+        self,
+        dense: DenseBlock,
+        rank: int,
+        world: int,
+        sequence_parallel: bool,
+        log: CommLog | None = None,
+    ) -> None:
         super().__init__()
         self.sp = sequence_parallel
+        self.log = log if log is not None else CommLog()  # what each collective was passed
         self.norm = nn.LayerNorm(dense.norm.normalized_shape, dtype=DTYPE)
         self.norm.load_state_dict(dense.norm.state_dict())
         self.fc1 = ColumnParallelLinear(dense.fc1, rank, world)
@@ -159,62 +168,7 @@ class ParallelBlock(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.norm(x)
-        h = GatherFromSP.apply(h) if self.sp else CopyToTP.apply(h)
+        h = GatherFromSP.apply(h, self.log) if self.sp else CopyToTP.apply(h, self.log)
         partial = self.fc2(F.gelu(self.fc1(h)))
-        z = ReduceScatterToSP.apply(partial) if self.sp else ReduceFromTP.apply(partial)
+        z = (ReduceScatterToSP if self.sp else ReduceFromTP).apply(partial, self.log)
         return x + z + self.fc2.bias
-
-
-def parallel_mlp_matches_dense(
-    rank: int,
-    world_size: int,
-    sequence_parallel: bool = False,
-    seq: int = 8,
-    batch: int = 2,
-    hidden: int = 16,
-    ffn: int = 64,
-) -> dict[str, Any]:
-    """Run the block on ``world_size`` TP ranks and compare with :class:`DenseBlock`.
-
-    ``forward_ok``: this rank's output equals the dense output (its sequence slice under SP).
-    ``backward_ok``: the input gradient, this rank's slices of the fc1/fc2 weight gradients and
-    the layer-norm gradients (all-reduced over the group under SP, as Megatron does) equal the
-    dense ones. ``comm``: elements passed to each collective in one forward and backward.
-    """
-    log = CommLog()
-    set_log(log)
-    dense = DenseBlock(hidden, ffn)
-    gen = torch.Generator().manual_seed(1)
-    x = torch.randn(seq, batch, hidden, generator=gen, dtype=DTYPE, requires_grad=True)
-    dy = torch.randn(seq, batch, hidden, generator=gen, dtype=DTYPE)
-    y = dense(x)
-    y.backward(dy)
-
-    block = ParallelBlock(dense, rank, world_size, sequence_parallel)
-    chunk = seq // world_size
-    rows = slice(rank * chunk, (rank + 1) * chunk) if sequence_parallel else slice(None)
-    x_local = x.detach()[rows].clone().requires_grad_()
-    y_local = block(x_local)
-    y_local.backward(dy[rows])
-    norm_grads = [block.norm.weight.grad, block.norm.bias.grad]
-    if sequence_parallel:  # each rank saw 1/N of the tokens: sum the layer-norm gradients
-        norm_grads = [_all_reduce(g) for g in norm_grads]
-    ref_norm = [dense.norm.weight.grad, dense.norm.bias.grad]
-
-    def close(a: torch.Tensor, b: torch.Tensor) -> bool:
-        return torch.allclose(a, b, rtol=1e-10, atol=1e-12)
-
-    backward_ok = (
-        close(x_local.grad, x.grad[rows])
-        and close(block.fc1.weight.grad, dense.fc1.weight.grad.chunk(world_size, 0)[rank])
-        and close(block.fc2.weight.grad, dense.fc2.weight.grad.chunk(world_size, 1)[rank])
-        and close(block.fc1.bias.grad, dense.fc1.bias.grad.chunk(world_size, 0)[rank])
-        and all(close(a, b) for a, b in zip(norm_grads, ref_norm, strict=True))
-    )
-    return {
-        "forward_ok": close(y_local, y.detach()[rows]),
-        "backward_ok": backward_ok,
-        "max_abs_diff": (y_local - y.detach()[rows]).abs().max().item(),
-        "comm": log.as_dict(),
-        "activation_elements": seq * batch * hidden,
-    }

@@ -1,8 +1,9 @@
-"""Reference implementations for the serving chapter (source/serving/).
+"""Taught code of the serving chapter (source/serving/), each module shown on its pages.
 
-Each module is small and written for reading next to the chapter's pages: a paged KV cache
-and attention through a block table, a block allocator with reference counts and
-copy-on-write, prefix caching over chains of full blocks, a request-trace scheduler simulator,
-the KV-cache ledger of a model configuration, and roofline arithmetic. ``nanovllm`` loads
-nano-vllm's own pure-Python block manager from the upstream git objects at the pin.
+Small modules written for reading next to the chapter: a paged KV cache and attention through
+a block table (``paged_attention``), a block allocator with reference counts and copy-on-write
+(``block_allocator``), prefix caching over chains of full blocks (``prefix_cache``), a
+request-trace scheduler simulator (``simulator``), the KV-cache ledger of a model
+configuration (``models``) and roofline arithmetic (``roofline``). The labs' checks, traces
+and demos, and the loader that runs nano-vllm's own code at its pin, are the ``harness``.
 """

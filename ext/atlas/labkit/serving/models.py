@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-GIB = 1024**3
-MIB = 1024**2
+from atlas.labkit.harness import GIB, MIB  # one GIB for the whole book
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ a sequence frees its blocks tail first, so the tail of a prefix is evicted befor
 from __future__ import annotations
 
 import hashlib
-import random
 from array import array
 from collections import deque
 from dataclasses import dataclass, field
@@ -148,88 +147,3 @@ class RadixCache:
         node = self.root
         for t in tokens:
             node = node.setdefault(t, {})
-
-
-@dataclass(frozen=True)
-class Request:
-    """A prompt and the tokens the model will answer with (fixed, so runs are comparable)."""
-
-    prompt: list[int]
-    output: list[int]
-
-
-def chat_trace(
-    *,
-    conversations: int = 24,
-    turns: int = 4,
-    system_prompts: int = 3,
-    system_len: int = 300,
-    user_len: tuple[int, int] = (20, 120),
-    output_len: tuple[int, int] = (30, 200),
-    vocab: int = 32000,
-    seed: int = 0,
-) -> list[Request]:
-    """Multi-turn chats that share a few system prompts, interleaved round-robin.
-
-    Turn ``k`` of a conversation sends the system prompt, every earlier user message and
-    answer, and a new user message: the shared prefixes a chat server sees in practice.
-    """
-    rng = random.Random(seed)
-    systems = [[rng.randrange(vocab) for _ in range(system_len)] for _ in range(system_prompts)]
-    histories = [list(systems[c % system_prompts]) for c in range(conversations)]
-    trace: list[Request] = []
-    for _ in range(turns):
-        for c in range(conversations):
-            histories[c] += [rng.randrange(vocab) for _ in range(rng.randint(*user_len))]
-            answer = [rng.randrange(vocab) for _ in range(rng.randint(*output_len))]
-            trace.append(Request(list(histories[c]), answer))
-            histories[c] += answer
-    return trace
-
-
-@dataclass(frozen=True)
-class HitReport:
-    prompt_tokens: int
-    cached_tokens: int
-    per_request: tuple[int, ...]
-
-    @property
-    def hit_rate(self) -> float:
-        return self.cached_tokens / self.prompt_tokens
-
-
-def run_block_cache(trace: list[Request], num_blocks: int, block_size: int) -> HitReport:
-    """Serve ``trace`` one request at a time through a ``PrefixCache``; count cached tokens.
-
-    Prompt blocks are published after prefill; blocks filled while decoding are published as
-    they fill, so the next turn of a chat can hit its own earlier answers.
-    """
-    cache = PrefixCache(num_blocks, block_size)
-    per_request: list[int] = []
-    for req in trace:
-        got = cache.allocate(req.prompt)
-        if got is None:
-            raise ValueError(f"a prompt of {len(req.prompt)} tokens does not fit in the pool")
-        table, cached = got
-        per_request.append(cached)
-        tokens = list(req.prompt)
-        done = cache.commit(table, tokens, 0)
-        for t in req.output[:-1]:  # the last answer token is sampled, never fed back
-            tokens.append(t)
-            if not cache.grow(table, len(tokens) - 1):
-                raise ValueError("pool exhausted while decoding; use more blocks")
-            done = cache.commit(table, tokens, done)
-        cache.release(table)
-    total = sum(len(r.prompt) for r in trace)
-    return HitReport(total, sum(per_request), tuple(per_request))
-
-
-def run_radix_cache(trace: list[Request]) -> HitReport:
-    """The same trace through an unbounded token-level radix tree."""
-    tree = RadixCache()
-    per_request: list[int] = []
-    for req in trace:
-        per_request.append(tree.match(req.prompt))
-        tree.insert(req.prompt + req.output[:-1])
-    total = sum(len(r.prompt) for r in trace)
-    return HitReport(total, sum(per_request), tuple(per_request))

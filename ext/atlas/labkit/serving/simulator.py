@@ -23,7 +23,6 @@ per sequence; ``roofline_cost`` charges the larger of FLOPs over peak and bytes 
 from __future__ import annotations
 
 import math
-import random
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,25 +39,6 @@ class TraceRequest:
     arrival: float
     prompt_len: int
     output_len: int
-
-
-def synthetic_trace(
-    num_requests: int,
-    *,
-    rate: float = math.inf,
-    prompt_len: tuple[int, int] = (128, 2048),
-    output_len: tuple[int, int] = (16, 512),
-    seed: int = 0,
-) -> list[TraceRequest]:
-    """Poisson arrivals at ``rate`` requests/s (all at t=0 when infinite), uniform lengths."""
-    rng = random.Random(seed)
-    t = 0.0
-    trace = []
-    for rid in range(num_requests):
-        if math.isfinite(rate):
-            t += rng.expovariate(rate)
-        trace.append(TraceRequest(rid, t, rng.randint(*prompt_len), rng.randint(*output_len)))
-    return trace
 
 
 @dataclass(frozen=True)
@@ -367,21 +347,3 @@ def simulate(trace: list[TraceRequest], policy: str, limits: EngineLimits, cost:
     while eng.idle_until_arrival():
         step(eng)
     return eng.result
-
-
-def policy_table(
-    results: dict[str, SimResult], ttft_slo: float = 1.0, tpot_slo: float = 0.05
-) -> str:
-    """One row per policy: throughput, TTFT, TPOT, goodput under the given objectives."""
-    head = (
-        f"{'policy':<11}{'tok/s':>7}{'TTFT mean':>11}{'TTFT p99':>10}"
-        f"{'TPOT mean':>11}{'TPOT p99':>10}{'goodput':>9}"
-    )
-    lines = [head]
-    for name, res in results.items():
-        s = res.summary(ttft_slo, tpot_slo)
-        lines.append(
-            f"{name:<11}{s['throughput_tok_s']:>7}{s['mean_ttft_s']:>10.2f}s{s['p99_ttft_s']:>9.2f}s"
-            f"{s['mean_tpot_ms']:>9.1f}ms{s['p99_tpot_ms']:>8.1f}ms{s['goodput_req_s']:>9.2f}"
-        )
-    return "\n".join(lines)

@@ -1,0 +1,314 @@
+"""The serving chapter's harness: the checks, traces and demos its labs run.
+
+The pages teach the paged KV cache and its attention (:mod:`..paged_attention`), the block
+allocator (:mod:`..block_allocator`), prefix caching (:mod:`..prefix_cache`), the scheduler
+simulator (:mod:`..simulator`), the KV ledger and roofline (:mod:`..models`,
+:mod:`..roofline`). This package builds what the labs feed them (synthetic and chat traces),
+replays traces through them, and compares them with independent references: dense causal
+attention (:func:`atlas.labkit.harness.causal_attention`), per-slot read-back, nano-vllm's own
+code at its pin (:mod:`.nanovllm`, loaded from the upstream's git objects).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import types
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from atlas.labkit.harness import causal_attention
+from atlas.labkit.serving.block_allocator import BlockAllocator
+from atlas.labkit.serving.harness import nanovllm  # noqa: F401 - the upstream loader
+from atlas.labkit.serving.paged_attention import (
+    PagedKVCache,
+    paged_attention,
+    slot_mapping,
+    store_kv,
+)
+from atlas.labkit.serving.prefix_cache import PrefixCache, RadixCache
+from atlas.labkit.serving.simulator import SimResult, TraceRequest
+
+
+def paged_equals_dense(
+    seq_lens: list[int],
+    *,
+    block_size: int = 4,
+    num_blocks: int = 64,
+    heads: int = 4,
+    kv_heads: int = 2,
+    head_dim: int = 16,
+    new_tokens: int = 1,
+    seed: int = 0,
+) -> dict[str, object]:
+    """Fill a shared pool for several sequences through shuffled block tables, then compare.
+
+    Each sequence's keys go into blocks drawn at random from the pool (so neighbouring tokens
+    are not neighbours in memory); the last ``new_tokens`` positions are queried, as in decode
+    (1) or a chunked prefill (more). Returns the block tables and the largest difference from
+    dense attention over the same keys.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    cache = PagedKVCache.empty(num_blocks, block_size, kv_heads, head_dim)
+    free = torch.randperm(num_blocks, generator=gen).tolist()
+    worst = 0.0
+    tables: list[list[int]] = []
+    for n in seq_lens:
+        need = -(-n // block_size)
+        if need > len(free):
+            raise ValueError(f"{sum(seq_lens)} tokens do not fit in {num_blocks} blocks")
+        table = [free.pop() for _ in range(need)]
+        tables.append(table)
+        k = torch.randn(n, kv_heads, head_dim, generator=gen, dtype=torch.float64)
+        v = torch.randn(n, kv_heads, head_dim, generator=gen, dtype=torch.float64)
+        store_kv(cache, slot_mapping(table, 0, n, block_size), k, v)
+        q = torch.randn(new_tokens, heads, head_dim, generator=gen, dtype=torch.float64)
+        pos = torch.arange(n - new_tokens, n)
+        paged = paged_attention(q, pos, cache, table, n)
+        dense = causal_attention(q, k, v, pos)
+        worst = max(worst, (paged - dense).abs().max().item())
+    return {"block_tables": tables, "max_abs_diff": worst, "match": worst < 1e-12}
+
+
+def parallel_sampling_demo(
+    prompt_len: int = 10, samples: int = 3, new_tokens: int = 6, block_size: int = 4, seed: int = 0
+) -> dict[str, object]:
+    """Fork one prompt into ``samples`` sequences, decode each, and verify their KV data.
+
+    The KV data of a token is modelled as one number per slot in a pool (enough to catch a
+    write into the wrong block). Each sample writes different tokens; after decoding, every
+    sample must read back exactly its own prompt-plus-samples sequence through its table.
+    """
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    total = prompt_len + new_tokens
+    num_blocks = samples * -(-total // block_size)
+    alloc = BlockAllocator(num_blocks, block_size)
+    pool = torch.full((num_blocks, block_size), float("nan"), dtype=torch.float64)
+    prompt = torch.randn(prompt_len, generator=gen, dtype=torch.float64)
+    first = alloc.allocate(prompt_len)
+    for p in range(prompt_len):
+        pool[first.table[p // block_size], p % block_size] = prompt[p]
+    seqs = [first] + [alloc.fork(first) for _ in range(samples - 1)]
+    blocks_after_fork = alloc.num_used
+    expected = [prompt.tolist() for _ in range(samples)]
+    copies = 0
+    for _ in range(new_tokens):
+        for i, seq in enumerate(seqs):
+            value = torch.randn(1, generator=gen, dtype=torch.float64).item()
+            pos = seq.num_tokens
+            copy = alloc.append_token(seq)
+            if copy is not None:
+                pool[copy[1]] = pool[copy[0]]
+                copies += 1
+            pool[seq.table[pos // block_size], pos % block_size] = value
+            expected[i].append(value)
+        alloc.check(seqs)
+    readback_ok = all(
+        [pool[seq.table[p // block_size], p % block_size].item() for p in range(total)] == exp
+        for seq, exp in zip(seqs, expected, strict=True)
+    )
+    peak = alloc.num_used
+    for seq in seqs:
+        alloc.free_seq(seq)
+    alloc.check([])
+    return {
+        "blocks_after_fork": blocks_after_fork,
+        "blocks_without_sharing": samples * -(-prompt_len // block_size),
+        "copy_on_write_copies": copies,
+        "blocks_at_end": peak,
+        "blocks_without_sharing_at_end": samples * -(-total // block_size),
+        "readback_ok": readback_ok,
+        "all_free_after": alloc.num_free == num_blocks,
+    }
+
+
+def synthetic_trace(
+    num_requests: int,
+    *,
+    rate: float = math.inf,
+    prompt_len: tuple[int, int] = (128, 2048),
+    output_len: tuple[int, int] = (16, 512),
+    seed: int = 0,
+) -> list[TraceRequest]:
+    """Poisson arrivals at ``rate`` requests/s (all at t=0 when infinite), uniform lengths."""
+    rng = random.Random(seed)
+    t = 0.0
+    trace = []
+    for rid in range(num_requests):
+        if math.isfinite(rate):
+            t += rng.expovariate(rate)
+        trace.append(TraceRequest(rid, t, rng.randint(*prompt_len), rng.randint(*output_len)))
+    return trace
+
+
+def policy_table(
+    results: dict[str, SimResult], ttft_slo: float = 1.0, tpot_slo: float = 0.05
+) -> str:
+    """One row per policy: throughput, TTFT, TPOT, goodput under the given objectives."""
+    head = (
+        f"{'policy':<11}{'tok/s':>7}{'TTFT mean':>11}{'TTFT p99':>10}"
+        f"{'TPOT mean':>11}{'TPOT p99':>10}{'goodput':>9}"
+    )
+    lines = [head]
+    for name, res in results.items():
+        s = res.summary(ttft_slo, tpot_slo)
+        lines.append(
+            f"{name:<11}{s['throughput_tok_s']:>7}{s['mean_ttft_s']:>10.2f}s{s['p99_ttft_s']:>9.2f}s"
+            f"{s['mean_tpot_ms']:>9.1f}ms{s['p99_tpot_ms']:>8.1f}ms{s['goodput_req_s']:>9.2f}"
+        )
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Request:
+    """A prompt and the tokens the model will answer with (fixed, so runs are comparable)."""
+
+    prompt: list[int]
+    output: list[int]
+
+
+def chat_trace(
+    *,
+    conversations: int = 24,
+    turns: int = 4,
+    system_prompts: int = 3,
+    system_len: int = 300,
+    user_len: tuple[int, int] = (20, 120),
+    output_len: tuple[int, int] = (30, 200),
+    vocab: int = 32000,
+    seed: int = 0,
+) -> list[Request]:
+    """Multi-turn chats that share a few system prompts, interleaved round-robin.
+
+    Turn ``k`` of a conversation sends the system prompt, every earlier user message and
+    answer, and a new user message: the shared prefixes a chat server sees in practice.
+    """
+    rng = random.Random(seed)
+    systems = [[rng.randrange(vocab) for _ in range(system_len)] for _ in range(system_prompts)]
+    histories = [list(systems[c % system_prompts]) for c in range(conversations)]
+    trace: list[Request] = []
+    for _ in range(turns):
+        for c in range(conversations):
+            histories[c] += [rng.randrange(vocab) for _ in range(rng.randint(*user_len))]
+            answer = [rng.randrange(vocab) for _ in range(rng.randint(*output_len))]
+            trace.append(Request(list(histories[c]), answer))
+            histories[c] += answer
+    return trace
+
+
+@dataclass(frozen=True)
+class HitReport:
+    prompt_tokens: int
+    cached_tokens: int
+    per_request: tuple[int, ...]
+
+    @property
+    def hit_rate(self) -> float:
+        return self.cached_tokens / self.prompt_tokens
+
+
+def run_block_cache(trace: list[Request], num_blocks: int, block_size: int) -> HitReport:
+    """Serve ``trace`` one request at a time through a ``PrefixCache``; count cached tokens.
+
+    Prompt blocks are published after prefill; blocks filled while decoding are published as
+    they fill, so the next turn of a chat can hit its own earlier answers.
+    """
+    cache = PrefixCache(num_blocks, block_size)
+    per_request: list[int] = []
+    for req in trace:
+        got = cache.allocate(req.prompt)
+        if got is None:
+            raise ValueError(f"a prompt of {len(req.prompt)} tokens does not fit in the pool")
+        table, cached = got
+        per_request.append(cached)
+        tokens = list(req.prompt)
+        done = cache.commit(table, tokens, 0)
+        for t in req.output[:-1]:  # the last answer token is sampled, never fed back
+            tokens.append(t)
+            if not cache.grow(table, len(tokens) - 1):
+                raise ValueError("pool exhausted while decoding; use more blocks")
+            done = cache.commit(table, tokens, done)
+        cache.release(table)
+    total = sum(len(r.prompt) for r in trace)
+    return HitReport(total, sum(per_request), tuple(per_request))
+
+
+def run_radix_cache(trace: list[Request]) -> HitReport:
+    """The same trace through an unbounded token-level radix tree."""
+    tree = RadixCache()
+    per_request: list[int] = []
+    for req in trace:
+        per_request.append(tree.match(req.prompt))
+        tree.insert(req.prompt + req.output[:-1])
+    total = sum(len(r.prompt) for r in trace)
+    return HitReport(total, sum(per_request), tuple(per_request))
+
+
+def tp_block_matches_dense(
+    rank: int,
+    world_size: int,
+    linear: types.ModuleType,
+    hidden: int = 32,
+    heads: int = 4,
+    kv_heads: int = 2,
+    head_dim: int = 8,
+    intermediate: int = 48,
+    tokens: int = 5,
+) -> dict[str, object]:
+    """Run on ``world_size`` ranks (through ``run_ranks``); compare with the dense block."""
+    torch.set_default_dtype(torch.float64)
+    gen = torch.Generator().manual_seed(1234)  # the same full weights on every rank
+
+    def rand(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=gen) / shape[-1] ** 0.5
+
+    wq, wk = rand(heads * head_dim, hidden), rand(kv_heads * head_dim, hidden)
+    wv = rand(kv_heads * head_dim, hidden)
+    wo = rand(hidden, heads * head_dim)
+    wg, wu, wd = rand(intermediate, hidden), rand(intermediate, hidden), rand(hidden, intermediate)
+    x = rand(tokens, hidden)
+
+    qkv = linear.QKVParallelLinear(hidden, head_dim, heads, kv_heads)
+    for shard, w in (("q", wq), ("k", wk), ("v", wv)):
+        qkv.weight.weight_loader(qkv.weight, w, shard)
+    o_proj = linear.RowParallelLinear(heads * head_dim, hidden)
+    o_proj.weight.weight_loader(o_proj.weight, wo)
+    gate_up = linear.MergedColumnParallelLinear(hidden, [intermediate, intermediate])
+    gate_up.weight.weight_loader(gate_up.weight, wg, 0)
+    gate_up.weight.weight_loader(gate_up.weight, wu, 1)
+    down = linear.RowParallelLinear(intermediate, hidden)
+    down.weight.weight_loader(down.weight, wd)
+
+    with torch.no_grad():
+        local_heads, local_kv = heads // world_size, kv_heads // world_size
+        sizes = [local_heads * head_dim, local_kv * head_dim, local_kv * head_dim]
+        q, k, v = qkv(x).split(sizes, -1)
+        attn = o_proj(
+            causal_attention(
+                q.view(tokens, local_heads, head_dim),
+                k.view(tokens, local_kv, head_dim),
+                v.view(tokens, local_kv, head_dim),
+            ).reshape(tokens, -1)
+        )
+        g, u = gate_up(x).chunk(2, -1)
+        mlp = down(F.silu(g) * u)
+
+        dense_attn = (
+            causal_attention(
+                (x @ wq.T).view(tokens, heads, head_dim),
+                (x @ wk.T).view(tokens, kv_heads, head_dim),
+                (x @ wv.T).view(tokens, kv_heads, head_dim),
+            ).reshape(tokens, -1)
+            @ wo.T
+        )
+        dense_mlp = (F.silu(x @ wg.T) * (x @ wu.T)) @ wd.T
+    return {
+        "qkv_rows": qkv.weight.shape[0],
+        "gate_up_rows": gate_up.weight.shape[0],
+        "attention_ok": torch.allclose(attn, dense_attn, atol=1e-12),
+        "mlp_ok": torch.allclose(mlp, dense_mlp, atol=1e-12),
+    }

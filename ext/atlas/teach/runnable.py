@@ -1,0 +1,167 @@
+"""One Python file per page with labs: ``python page.py`` runs them at home, as doctests.
+
+A reader who doubts a lab should be able to run it, change it and see it fail. The file holds
+the page's labs verbatim, in order, with their page lines; it runs them in one namespace as
+the build does (seeded, one thread, doctest's ELLIPSIS and NORMALIZE_WHITESPACE) and reports
+each lab and a summary, exiting non-zero on a failure. It needs only the book's package
+(``pip install -e .`` in a clone), not Sphinx. The HTML build writes the files under
+``_labs/`` and every lab box links to its page's file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from atlas.labs.imports import LABKIT, closure, lab_modules
+from atlas.labs.model import LabSpec
+
+OUTPUT_FOLDER = "_labs"
+
+RUNNER = '''
+
+def _seed(seed: int = 0) -> None:
+    import random
+
+    import numpy
+    import torch
+
+    random.seed(seed)
+    numpy.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+class _Skip(Exception):
+    """A lab raised unittest.SkipTest: what it needs is not here (its reason says what)."""
+
+
+class _Runner(doctest.DocTestRunner):
+    def report_unexpected_exception(self, out, test, example, exc_info):  # noqa: ANN001
+        if isinstance(exc_info[1], unittest.SkipTest):
+            raise _Skip(str(exc_info[1]) or "skipped by the lab")
+        super().report_unexpected_exception(out, test, example, exc_info)
+
+
+def main() -> int:
+    import torch
+
+    module = types.ModuleType("__lab__")  # objects defined in labs pickle by reference
+    sys.modules["__lab__"] = module
+    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    for title, line, needs, expect_failure, text in LABS:
+        if needs == "cuda" and not torch.cuda.is_available():
+            print(f"SKIP  {title} (needs CUDA)")
+            counts["skipped"] += 1
+            continue
+        _seed(0)
+        test = doctest.DocTestParser().get_doctest(text, module.__dict__, title, PAGE, line - 1)
+        test.globs = module.__dict__  # the labs of a page share one namespace
+        runner = _Runner(optionflags=flags)
+        started = time.perf_counter()
+        try:
+            result = runner.run(test, clear_globs=False)
+        except _Skip as skip:
+            print(f"SKIP  {title}: {skip}")
+            counts["skipped"] += 1
+            continue
+        seconds = time.perf_counter() - started
+        failed = result.failed > 0
+        if failed != expect_failure:
+            print(f"FAIL  {title} ({seconds:.2f} s, {PAGE} line {line})")
+            counts["failed"] += 1
+        else:
+            print(f"ok    {title} ({seconds:.2f} s)")
+            counts["passed"] += 1
+    print(", ".join(f"{n} {word}" for word, n in counts.items()))
+    return 1 if counts["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def _literal(text: str) -> str:
+    """The lab's text as a Python literal: a raw triple-quoted string when that is exact."""
+    if "'''" not in text and not text.endswith("\\") and "\r" not in text:
+        return "r'''" + text + "'''"
+    return repr(text)
+
+
+def needs_upstreams(specs: list[LabSpec], root: Path = LABKIT) -> bool:
+    """Whether a lab reaches labkit code that reads upstream objects (nano-vllm at its pin)."""
+    sources = [example.source for spec in specs for example in spec.examples]
+    for file in closure(lab_modules(sources, root), root):
+        if "atlas.upstream" in file.read_text(encoding="utf-8"):
+            return True
+    return False
+
+
+def render(docname: str, title: str, page_path: str, specs: list[LabSpec]) -> str:
+    """The file's text for the labs of one page."""
+    upstream_note = ""
+    if needs_upstreams(specs):
+        upstream_note = (
+            "\nSome labs run upstream code read from its git objects at the pinned commit. Fetch\n"
+            "them first with `make upstreams` in the clone (a partial clone of each upstream);\n"
+            "without them those labs are skipped and say so.\n"
+        )
+    head = f'''#!/usr/bin/env python3
+"""The labs of "{title}" ({page_path}), LLM Infra Atlas.
+
+Run them at home, in a clone of the book:
+
+    pip install -e .
+    python {docname.rsplit("/", 1)[-1]}.py
+
+Each lab runs as doctests, in the page's order and in one namespace, as in the book's build
+(seeded, doctest's ELLIPSIS and NORMALIZE_WHITESPACE). A failure is reported with the page
+line of its example, and the script exits with status 1.
+{upstream_note}"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # as in the build: one thread, stable timings
+
+import doctest  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import types  # noqa: E402
+import unittest  # noqa: E402
+
+PAGE = {page_path!r}
+# (title, first line in the page, needs, expect failure, the lab's doctest text)
+LABS = [
+'''
+    rows = []
+    for spec in specs:
+        rows.append(
+            f"    (\n        {spec.title!r},\n        {spec.line},\n        {spec.needs!r},\n"
+            f"        {spec.expect_failure!r},\n        {_literal(spec.text)},\n    ),\n"
+        )
+    return head + "".join(rows) + "]\n" + RUNNER
+
+
+def file_name(docname: str) -> str:
+    """``_labs/serving/paged-attention.py`` for page ``serving/paged-attention``."""
+    return f"{OUTPUT_FOLDER}/{docname}.py"
+
+
+def write_all(
+    outdir: Path,
+    specs: dict[str, list[LabSpec]],
+    titles: dict[str, str],
+    page_paths: dict[str, str],
+) -> list[Path]:
+    """Write every page's file (only when its text changed: reproducible, incremental)."""
+    written = []
+    for docname in sorted(specs):
+        text = render(docname, titles.get(docname, docname), page_paths[docname], specs[docname])
+        path = outdir / file_name(docname)
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
