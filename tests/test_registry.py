@@ -68,3 +68,55 @@ def test_gpus_present():
     for name in ("A100-80GB-SXM", "H100-SXM", "H200-SXM", "B200", "GB200"):
         g = hardware.gpu(name)
         assert g.peak("bf16") > 0 and g.hbm_bandwidth > 0
+
+
+@pytest.mark.parametrize("name", [n for n, m in MODELS.items() if m.reported])
+def test_derived_counts_agree_with_reports(name):
+    from atlas.labkit.models.harness import agreement
+
+    a = agreement(model(name))
+    assert a.total_ok, (a.total, a.total_reported)
+    assert a.active_ok, (a.active, a.active_reported)
+
+
+def test_published_figures_spot_checks():
+    # DeepSeek-V3 671B / 37B, Llama 3.1 405B, gpt-oss-120b 116.83B / 5.13B (lookup left out)
+    assert abs(params_total(model("deepseek-v3")) / 671e9 - 1) < 0.001
+    assert abs(params_active(model("deepseek-v3")) / 37e9 - 1) < 0.03
+    assert abs(params_total(model("llama-3.1-405b")) / 405e9 - 1) < 0.005
+    g = model("gpt-oss-120b")
+    assert round(params_total(g) / 1e9, 2) == 116.83
+    assert round((params_active(g) - g.vocab * g.hidden) / 1e9, 2) == 5.13
+
+
+@pytest.mark.parametrize("name", ["llama-3.1-8b", "deepseek-v3", "gpt-oss-120b", "gemma-3-27b"])
+def test_meta_modules_have_the_counted_parameters(name):
+    from atlas.labkit.models.harness import build, count_tensors
+    from atlas.labkit.registry.models import vision_params
+
+    m = model(name)
+    assert count_tensors(build(m)) == params_total(m) - vision_params(m.vision, m.hidden)
+
+
+@pytest.mark.parametrize("name", ["llama-2-7b", "deepseek-v3", "gpt-oss-120b", "qwen3-235b-a22b"])
+def test_flop_counter_matches_decode_formula_and_cache_bytes(name):
+    from atlas.labkit.models.harness import run_tokens, scaled_down
+    from atlas.labkit.registry.models import flops_per_token
+
+    m = scaled_down(name, layers=3)
+    run = run_tokens(m, 9)
+    assert run.flops == [flops_per_token(m, t + 1, "decode") for t in range(9)]
+    assert run.cache_bytes == kv_bytes(m, 9, "bf16")
+
+
+def test_hardware_sources_cover_the_headline_figures():
+    for g in hardware.GPUS.values():
+        for key in ("flops", "hbm", "nvlink", "tdp"):
+            assert key in g.sources, (g.name, key)
+        assert g.peak("bf16") == g.peak("fp16")
+        assert g.peak("fp8") == 2 * g.peak("bf16") if "fp8" in g.flops else True
+
+
+def test_parse_count_rounding():
+    assert models.parse_count("116.83B") == (116.83e9, 0.005e9)
+    assert models.parse_count("1.04T")[0] == 1.04e12

@@ -141,8 +141,8 @@ _add(
         nic_bandwidth=400e9 / 8,
         tdp_watts=700,
         sources={
-            "flops": "cite:nvidia2024h200 (H200 SXM: the H100 SXM tensor figures, sparse ones "
-            "halved here)",
+            "flops": "cite:nvidia2024h200 (H200 SXM: FP64 Tensor Core 67 TF; TF32 989, "
+            "BF16/FP16 1,979, FP8 3,958 TF with sparsity, halved here)",
             "hbm": "cite:nvidia2024h200 (141 GB HBM3e, 4.8 TB/s)",
             "nvlink": "cite:nvidia2024h200 (NVLink 900 GB/s)",
             "tdp": "cite:nvidia2024h200 (up to 700 W)",
@@ -166,22 +166,24 @@ _add(
             "fp4": 9 * PETA,
         },
         hbm_bytes=180 * GB,
-        hbm_bandwidth=8e12,
+        hbm_bandwidth=7.7e12,
         l2_bytes=None,
         smem_per_sm=228 * KIB,
         nvlink_bandwidth=1.8e12,
         nic_bandwidth=400e9 / 8,
         tdp_watts=1000,
         sources={
-            "flops": "cite:nvidia2024hgx (HGX B200, eight GPUs: FP4 144 PF, FP8 72 PF, "
-            "BF16/FP16 36 PF, TF32 18 PF with sparsity; FP64 296 TF; divided by 8 and the "
-            "sparse ones halved)",
-            "hbm": "cite:nvidia2024hgx (HGX B200: 1.4 TB and 64 TB/s over eight GPUs)",
-            "nvlink": "cite:nvidia2024hgx (fifth-generation NVLink, 1.8 TB/s per GPU)",
-            "tdp": "cite:nvidia2024dgxb200 (DGX B200 GPU power 1,000 W each)",
+            "flops": "cite:nvidia2024gb200 (specifications table, HGX B200 column, per GPU: "
+            "FP4 18, FP8 9, FP16/BF16 4.5, TF32 2.2 PFLOPS with sparsity, halved here; FP64 "
+            "37 TFLOPS)",
+            "hbm": "cite:nvidia2024gb200 (HGX B200: 180 GB HBM3E, 7.7 TB/s per GPU)",
+            "nvlink": "cite:nvidia2024gb200 (fifth-generation NVLink, 1.8 TB/s)",
+            "tdp": "cite:nvidia2024gb200 (HGX B200: configurable up to 1,000 W)",
             "smem": "cite:nvidia2025blackwelltuning (compute capability 10.0: up to 228 KB "
             "shared memory per SM)",
             "nic": "cite:nvidia2024dgxb200 (DGX B200: eight ConnectX-7 400 Gb/s, one per GPU)",
+            "sms": "not in the cited documents (None)",
+            "l2": "not in the cited documents (None)",
         },
     )
 )
@@ -192,7 +194,7 @@ _add(
         architecture="Blackwell",
         sms=None,
         flops={
-            "fp64": 45 * TERA,
+            "fp64": 40 * TERA,
             "tf32": 1.25 * PETA,
             "bf16": 2.5 * PETA,
             "fp16": 2.5 * PETA,
@@ -205,15 +207,20 @@ _add(
         smem_per_sm=228 * KIB,
         nvlink_bandwidth=1.8e12,
         nic_bandwidth=None,
-        tdp_watts=None,
+        tdp_watts=1200,
         sources={
-            "flops": "cite:nvidia2024gb200 (GB200 NVL72, 72 GPUs: FP4 1,440 PF, FP8 720 PF, "
-            "BF16/FP16 360 PF, TF32 180 PF with sparsity, FP64 3,240 TF; per GPU, sparse ones "
-            "halved)",
-            "hbm": "cite:nvidia2024gb200 (13.4 TB HBM3e and 576 TB/s over 72 GPUs)",
-            "nvlink": "cite:nvidia2024gb200 (130 TB/s NVLink over 72 GPUs: 1.8 TB/s each)",
+            "flops": "cite:nvidia2024gb200 (specifications table, GB200 NVL72 column, per GPU: "
+            "FP4 20, FP8 10, FP16/BF16 5, TF32 2.5 PFLOPS with sparsity, halved here; FP64 40 "
+            "TFLOPS)",
+            "hbm": "cite:nvidia2024gb200 (186 GB HBM3E, 8 TB/s per GPU)",
+            "nvlink": "cite:nvidia2024gb200 (fifth-generation NVLink, 1.8 TB/s; 130 TB/s over "
+            "72 GPUs)",
+            "tdp": "cite:nvidia2024gb200 (configurable up to 1,200 W)",
             "smem": "cite:nvidia2025blackwelltuning (compute capability 10.0: up to 228 KB "
             "shared memory per SM)",
+            "sms": "not in the cited documents (None)",
+            "l2": "not in the cited documents (None)",
+            "nic": "not in the cited documents (None)",
         },
     )
 )
@@ -227,3 +234,86 @@ def gpu(name: str) -> GPU:
         return GPUS[name]
     except KeyError:
         raise KeyError(f"unknown GPU {name!r}; known: {', '.join(GPUS)}") from None
+
+
+# --- added for hpc ---
+# Where the tensor-core peak comes from, and the links between GPUs. The HPC chapter checks
+# the datasheet peaks against SMs x multiply-adds per clock x clock, and reasons about NVLink,
+# PCIe and InfiniBand with the per-link figures below.
+
+
+@dataclass(frozen=True)
+class TensorCoreClock:
+    """The arithmetic behind a tensor-core peak: ``sms * 2 * fma_per_clock_per_sm * clock``."""
+
+    tensor_cores_per_sm: int
+    fma_per_clock_per_sm: int  # dense FP16/BF16 multiply-adds per clock, whole SM
+    boost_clock_hz: float
+    source: str
+
+
+TENSOR_CORE_CLOCKS: dict[str, TensorCoreClock] = {
+    "A100-80GB-SXM": TensorCoreClock(
+        4,
+        1024,
+        1.41e9,
+        "cite:nvidia2020ampere (four third-generation tensor cores per SM, 256 dense FP16 "
+        "FMA per clock each; A100 boost clock 1,410 MHz)",
+    ),
+    "H100-SXM": TensorCoreClock(
+        4,
+        2048,
+        1.83e9,
+        "cite:nvidia2022hopper (four fourth-generation tensor cores per SM, twice A100's "
+        "dense FP16 rate per SM per clock; H100 SXM5 tensor-core boost clock 1,830 MHz)",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link technology: bytes/s in *each* direction, per GPU (NVLink) or per port."""
+
+    name: str
+    per_direction: float  # bytes/s, one direction
+    detail: str
+    source: str
+
+
+def _pcie(gt_per_s: float, lanes: int = 16) -> float:
+    """PCIe 3.0 and later: ``gt_per_s`` transfers per lane per second, 128b/130b encoding."""
+    return gt_per_s * lanes * 128 / 130 / 8
+
+
+LINKS: dict[str, Link] = {
+    "nvlink3": Link(
+        "NVLink 3 (A100)", 600 * GB / 2, "12 links x 25 GB/s each way",
+        "cite:nvidia2020ampere (twelve third-generation NVLinks, 600 GB/s total per GPU)",
+    ),
+    "nvlink4": Link(
+        "NVLink 4 (H100, H200)", 900 * GB / 2, "18 links x 25 GB/s each way",
+        "cite:nvidia2022hopper (eighteen fourth-generation NVLinks, 900 GB/s total per GPU)",
+    ),
+    "nvlink5": Link(
+        "NVLink 5 (B200, GB200)", 1.8e12 / 2, "18 links x 50 GB/s each way",
+        "cite:nvidia2024gb200 (fifth-generation NVLink, 1.8 TB/s per GPU)",
+    ),
+    "pcie4": Link(
+        "PCIe 4.0 x16", _pcie(16e9), "16 GT/s per lane, 128b/130b",
+        "cite:pcisig2019pcie (PCIe 4.0: 16 GT/s per lane; 5.0: 32 GT/s; 128b/130b encoding)",
+    ),
+    "pcie5": Link(
+        "PCIe 5.0 x16", _pcie(32e9), "32 GT/s per lane, 128b/130b",
+        "cite:pcisig2019pcie (PCIe 5.0: 32 GT/s per lane, 128b/130b encoding)",
+    ),
+    "ib-ndr": Link(
+        "InfiniBand NDR", 400e9 / 8, "4 lanes x 100 Gb/s",
+        "cite:nvidia2023dgxh100 (ConnectX-7 400 Gb/s NDR InfiniBand per GPU)",
+    ),
+}
+
+# GPUs that share one NVLink switch fabric (all-to-all at full NVLink bandwidth).
+NVLINK_DOMAIN: dict[str, int] = {
+    "HGX H100": 8,  # cite:nvidia2023dgxh100 (eight H100 GPUs on four NVSwitch chips)
+    "GB200 NVL72": 72,  # cite:nvidia2024gb200 (72 Blackwell GPUs in one NVLink domain)
+}

@@ -24,6 +24,10 @@ SLIME = "https://github.com/THUDM/slime/blob/41014d1f29e201137fdffce737bb8bac65b
 DEEPSEEK_V3 = "https://github.com/deepseek-ai/DeepSeek-V3/blob/9b4e9788e4a3a731f7567338ed15d3ec549ce03b"
 GPT_OSS = "https://github.com/openai/gpt-oss/blob/7b583341fe16729127f6d5b94a7b09ccae97e1a1"
 GEMMA = "https://github.com/google-deepmind/gemma/blob/7691fd4e7f26c9ec5db38110dddb3addfab4d767"
+TRANSFORMERS = (
+    "https://github.com/huggingface/transformers/blob/008e574391258935f3ecc3035c882e73bbcac419"
+)
+QWEN25_VL = "https://github.com/QwenLM/Qwen2.5-VL/blob/f0af2996e843cf46aa5f778c38d6694500c2ca81"
 
 
 @dataclass(frozen=True)
@@ -109,9 +113,17 @@ class MLP:
 
 @dataclass(frozen=True)
 class Vision:
-    """A ViT image encoder: ``layers`` blocks of width ``width`` (MLP ``mlp``, not gated),
-    square patches of ``patch`` pixels over ``image`` pixels, ``tokens`` soft tokens per
-    image handed to the language model, and the connector that maps them to its width."""
+    """A ViT image encoder and the connector that hands its output to the language model.
+
+    ``layers`` blocks of width ``width`` with ``heads`` heads and an MLP of width ``mlp``
+    (gated, three matrices, when ``gated_mlp``); square patches of ``patch`` pixels (and
+    ``temporal_patch`` frames for video); learned position embeddings over an ``image``-pixel
+    square when ``learned_positions``. ``norm`` is ``"layernorm"`` (weight and bias) or
+    ``"rmsnorm"`` (weight). The connector is ``"linear"`` (a norm, then one matrix to the LM
+    width) or ``"mlp"`` (``merge x merge`` neighbouring patches concatenated, a norm, then two
+    matrices with biases). ``tokens`` is the number of LM tokens per image where it is fixed
+    (0 when it follows the image's resolution).
+    """
 
     name: str
     layers: int
@@ -119,27 +131,44 @@ class Vision:
     heads: int
     mlp: int
     patch: int
-    image: int
-    tokens: int
-    merge: int = 1  # patches merged per side before the connector (Qwen2.5-VL: 2)
+    image: int = 0
+    tokens: int = 0
+    merge: int = 1
+    temporal_patch: int = 1
     gated_mlp: bool = False
+    learned_positions: bool = True
+    norm: str = "layernorm"
+    connector: str = "linear"
 
 
 @dataclass(frozen=True)
 class Reported:
-    """A published parameter count, in parameters, and what it leaves out.
+    """A published parameter count, written as the report prints it (``"671B"``, ``"1.04T"``),
+    and what it leaves out.
 
     ``active_excludes`` names the embedding tables the report leaves out of its active count
     (``"input"``: the lookup table; ``"both"``: lookup and output head), so the check compares
-    like with like. ``total`` likewise through ``total_excludes``.
+    like with like. ``total_excludes`` likewise. :func:`parse_count` turns the printed figure
+    into a number and the half-unit of its last digit (its rounding).
     """
 
-    total: float
-    active: float
+    total: str
+    active: str
     ref: str
     where: str
     total_excludes: str = ""
     active_excludes: str = ""
+
+
+_SCALE = {"M": 1e6, "B": 1e9, "T": 1e12}
+
+
+def parse_count(text: str) -> tuple[float, float]:
+    """``"116.83B"`` -> ``(116.83e9, 0.005e9)``: the value and half a unit of its last digit."""
+    number, suffix = text[:-1], text[-1]
+    scale = _SCALE[suffix]
+    decimals = len(number.split(".")[1]) if "." in number else 0
+    return float(number) * scale, 0.5 * 10.0**-decimals * scale
 
 
 @dataclass(frozen=True)
@@ -264,17 +293,25 @@ def mlp_params(m: Model, moe_layer: bool, active: bool) -> int:
 
 
 def vision_params(v: Vision | None, lm_hidden: int) -> int:
-    """A ViT encoder: patch embedding, learned positions, blocks (attention with biases, an
-    MLP with biases, two LayerNorms), a final norm, and a linear connector to the LM width."""
+    """A ViT encoder plus its connector: patch embedding, positions, blocks (attention and
+    MLP with biases, two norms), a final norm, and the connector to the LM width."""
     if v is None:
         return 0
     w = v.width
-    patches = (v.image // v.patch) ** 2
-    embed = 3 * v.patch * v.patch * w + w + patches * w
-    mlp = (3 if v.gated_mlp else 2) * w * v.mlp + v.mlp + w
-    block = 4 * w * w + 4 * w + mlp + 4 * w
-    connector = (w * v.merge**2) * lm_hidden
-    return embed + v.layers * block + 2 * w + connector
+    norm = 2 * w if v.norm == "layernorm" else w
+    embed = 3 * v.temporal_patch * v.patch * v.patch * w
+    embed += w if v.norm == "layernorm" else 0  # SigLIP's patch convolution has a bias
+    if v.learned_positions:
+        embed += (v.image // v.patch) ** 2 * w
+    mlp = (3 if v.gated_mlp else 2) * w * v.mlp + (2 if v.gated_mlp else 1) * v.mlp + w
+    block = 4 * w * w + 4 * w + mlp + 2 * norm
+    if v.connector == "mlp":
+        merged = w * v.merge**2
+        connector = norm + merged * merged + merged + merged * lm_hidden + lm_hidden
+    else:
+        connector = w + w * lm_hidden  # an RMSNorm on the soft tokens, then one matrix
+    final_norm = norm if v.connector == "linear" else 0
+    return embed + v.layers * block + final_norm + connector
 
 
 def _embedding_params(m: Model) -> tuple[int, int]:
@@ -334,21 +371,48 @@ def linear_attention_flops(m: Model) -> int:
     return 0 if la is None else 3 * 2 * la.value_heads * la.key_head_dim * la.value_head_dim
 
 
-def flops_per_token(m: Model, context: int, phase: str = "decode") -> float:
-    """Forward FLOPs per token: ``2 * matmul weights`` plus attention over the keys it sees.
+def non_matmul_params(m: Model, active: bool = True) -> int:
+    """Weights that are not a matrix a token is multiplied by: norm scales, biases, attention
+    sinks and the per-head decay parameters of linear layers. They cost no matmul FLOPs."""
+    a, h = m.attention, m.hidden
+    n = 0
+    for i, kind in enumerate(layer_types(m)):
+        n += m.norms_per_layer * h
+        if kind == "linear":
+            la = m.linear
+            n += 2 * la.value_heads + la.value_head_dim
+        elif a.kind == "MLA":
+            n += (a.q_lora_rank if a.q_lora_rank else 0) + a.kv_lora_rank
+        else:
+            n += (a.q_heads + 2 * a.kv_heads) * a.head_dim if a.qkv_bias else 0
+            n += h if a.o_bias else 0
+            n += 2 * a.head_dim if a.qk_norm else 0
+            n += a.q_heads if a.sinks else 0
+        mlp = m.mlp
+        if mlp.is_moe and i >= mlp.dense_layers:
+            routed = mlp.top_k if active else mlp.experts
+            if mlp.expert_bias:
+                n += routed * (2 * mlp.expert_intermediate + h)
+                n += mlp.shared_experts * (2 * mlp.shared_intermediate + h)
+            n += mlp.experts if mlp.router_bias else 0
+    return n + h  # final norm
 
-    ``phase="decode"``: one new token after ``context`` cached tokens attends to ``context``
-    keys. ``phase="prefill"``: the mean over a causal prompt of ``context`` tokens, whose
-    ``i``-th token attends to ``i`` keys (``(context + 1) / 2`` on average). Sliding layers
-    see at most ``window`` keys; linear layers cost the same at any context. The input
-    embedding is a lookup and costs no FLOPs.
+
+def flops_per_token(m: Model, context: int, phase: str = "decode") -> float:
+    """Forward FLOPs per token: ``2 x`` the matrix weights it uses, plus attention.
+
+    The matrix weights are the active parameters less the embedding lookup (a gather, no
+    FLOPs; a tied table still counts once, as the output head) and less norms, biases and
+    sinks (:func:`non_matmul_params`). Attention: ``phase="decode"`` is one new token after
+    ``context`` cached tokens, attending to ``context`` keys; ``phase="prefill"`` is the mean
+    over a causal prompt of ``context`` tokens, whose ``i``-th token attends to ``i`` keys
+    (``(context + 1) / 2`` on average). Sliding layers see at most ``window`` keys; linear
+    layers cost the same at any context.
     """
     if phase not in ("prefill", "decode"):
         raise ValueError(f"phase must be 'prefill' or 'decode', got {phase!r}")
     table, _ = _embedding_params(m)
-    weights = 2 * (params_active(m) - table)
-    if m.tied_embeddings:
-        weights += 2 * table  # the tied head is still a matmul
+    matmul = params_active(m) - non_matmul_params(m) - (0 if m.tied_embeddings else table)
     per_key = attention_flops_per_key(m, phase)
     window = m.attention.window
     attn = 0.0
@@ -365,7 +429,7 @@ def flops_per_token(m: Model, context: int, phase: str = "decode") -> float:
         else:
             keys = (context + 1) / 2
         attn += per_key * keys
-    return float(weights + attn)
+    return float(2 * matmul + attn)
 
 
 def kv_bytes_per_token(m: Model, dtype: str = "bf16") -> int:
@@ -453,7 +517,7 @@ _add(
         context=4096,
         position="RoPE (base 10,000)",
         reported=Reported(
-            total=7e9, active=7e9, ref="cite:touvron2023llama", where="Table 1 (7B)"
+            total="7B", active="7B", ref="cite:touvron2023llama", where="Table 1 (7B)"
         ),
         sources=(
             Source(
@@ -482,9 +546,9 @@ _LLAMA31_8B_CONFIG = Source(
 )
 
 for _name, _layers, _hidden, _ffn, _heads, _total in (
-    ("llama-3.1-8b", 32, 4096, 14336, 32, 8e9),
-    ("llama-3.1-70b", 80, 8192, 28672, 64, 70e9),
-    ("llama-3.1-405b", 126, 16384, 53248, 128, 405e9),
+    ("llama-3.1-8b", 32, 4096, 14336, 32, "8B"),
+    ("llama-3.1-70b", 80, 8192, 28672, 64, "70B"),
+    ("llama-3.1-405b", 126, 16384, 53248, 128, "405B"),
 ):
     _add(
         Model(
@@ -523,8 +587,8 @@ _add(
         context=32768,
         position="RoPE",
         reported=Reported(
-            total=47e9,
-            active=13e9,
+            total="47B",
+            active="13B",
             ref="cite:jiang2024mixtral",
             where="Section 2.1: 47B parameters, 13B active per token",
         ),
@@ -543,8 +607,8 @@ _add(
 # --- Qwen3 dense, MoE and Next ----------------------------------------------------------------
 
 for _name, _layers, _hidden, _ffn, _heads, _total in (
-    ("qwen3-8b", 36, 4096, 12288, 32, 8e9),
-    ("qwen3-32b", 64, 5120, 25600, 64, 32e9),
+    ("qwen3-8b", 36, 4096, 12288, 32, "8B"),
+    ("qwen3-32b", 64, 5120, 25600, 64, "32B"),
 ):
     _add(
         Model(
@@ -589,7 +653,7 @@ _add(
         tied_embeddings=False,
         context=131072,
         position="RoPE (base 1,000,000; YaRN from 32k to 128k)",
-        reported=Reported(total=235e9, active=22e9, ref="cite:yang2025qwen3", where="Table 2"),
+        reported=Reported(total="235B", active="22B", ref="cite:yang2025qwen3", where="Table 2"),
         sources=(
             Source(
                 f"{SLIME}/scripts/models/qwen3-235B-A22B.sh",
@@ -639,8 +703,8 @@ _add(
         position="partial RoPE (a quarter of each head, base 10,000,000) in the full layers",
         mtp_layers=1,
         reported=Reported(
-            total=80e9,
-            active=3e9,
+            total="80B",
+            active="3B",
             ref="cite:qwen2025qwen3next",
             where="model card: 80B total, 3B activated",
             total_excludes="",
@@ -656,11 +720,17 @@ _add(
                  "position"),
             ),
             Source(
+                f"{TRANSFORMERS}/src/transformers/models/qwen3_next/configuration_qwen3_next.py",
+                "Qwen3NextConfig, whose defaults are the Qwen3-Next-80B-A3B-Instruct checkpoint: "
+                "linear_num_key_heads 16, linear_num_value_heads 32, key/value head dim 128, "
+                "conv kernel 4; every fourth layer full attention ((i + 1) % 4 == 0)",
+                ("linear",),
+            ),
+            Source(
                 "cite:qwen2025qwen3next",
-                "model card: hybrid layout 12 x (3 x Gated DeltaNet, 1 x gated attention); "
-                "Gated DeltaNet 32 value heads and 16 query/key heads of dimension 128; "
-                "context 262,144",
-                ("linear", "context"),
+                "80B total, 3B activated; hybrid layout 3 Gated DeltaNet : 1 gated attention; "
+                "native context 262,144 tokens",
+                ("context",),
             ),
         ),
     )
@@ -701,8 +771,8 @@ _add(
         position="decoupled RoPE on a 64-dim key shared by all heads (YaRN to 128k)",
         mtp_layers=1,
         reported=Reported(
-            total=671e9,
-            active=37e9,
+            total="671B",
+            active="37B",
             ref="cite:deepseekai2024deepseekv3",
             where="Section 1 and Table 1: 671B total, 37B activated (MTP module excluded)",
         ),
@@ -758,8 +828,8 @@ _add(
         context=131072,
         position="decoupled RoPE as in DeepSeek-V3 (base 50,000, YaRN factor 32)",
         reported=Reported(
-            total=1.04e12,
-            active=32e9,
+            total="1.04T",
+            active="32B",
             ref="cite:kimiteam2025kimi",
             where="abstract: 1.04T total, 32B activated",
         ),
@@ -802,7 +872,12 @@ _add(
         position="partial RoPE (half of each head, base 1,000,000)",
         mtp_layers=1,
         reported=Reported(
-            total=355e9, active=32e9, ref="cite:glm2025glm45", where="Table 1: 355B / 32B"
+            total="355B",
+            active="32B",
+            ref="cite:zeng2025glm45",
+            where="Table 1: 355B total, 32B activated (the report does not say whether the "
+            "embedding tables are counted; the count without them matches)",
+            active_excludes="both",
         ),
         sources=(
             Source(
@@ -813,7 +888,7 @@ _add(
                 ("layers", "hidden", "vocab", "attention", "mlp", "tied_embeddings",
                  "position"),
             ),
-            Source("cite:glm2025glm45", "Section 2 (context 128K)", ("context",)),
+            Source("cite:zeng2025glm45", "Section 2 (context 128K)", ("context",)),
         ),
     )
 )
@@ -844,8 +919,8 @@ _add(
         context=131072,
         position="RoPE (base 150,000) with YaRN x32 from 4,096",
         reported=Reported(
-            total=116.83e9,
-            active=5.13e9,
+            total="116.83B",
+            active="5.13B",
             ref="cite:openai2025gptoss",
             where="Table 1: 116.83B total, 5.13B active (embedding lookup left out)",
             active_excludes="input",
@@ -897,8 +972,8 @@ _add(
             tokens=256,
         ),
         reported=Reported(
-            total=27e9,
-            active=27e9,
+            total="27B",
+            active="27B",
             ref="cite:gemmateam2025gemma3",
             where="Table 1: vision encoder 417M, embedding 1,416M, non-embedding 25,600M",
         ),
@@ -922,6 +997,104 @@ _add(
                 ("context", "tied_embeddings"),
             ),
         ),
+    )
+)
+
+
+_add(
+    Model(
+        name="gpt-oss-20b",
+        family="gpt-oss",
+        layers=24,
+        hidden=2880,
+        vocab=201088,
+        attention=Attention(
+            kind="GQA",
+            q_heads=64,
+            kv_heads=8,
+            head_dim=64,
+            layer_types=_alternating(24, "sliding", "full"),
+            window=128,
+            qkv_bias=True,
+            o_bias=True,
+            sinks=True,
+        ),
+        mlp=MLP(experts=32, top_k=4, expert_intermediate=2880, expert_bias=True,
+                router_bias=True),
+        tied_embeddings=False,
+        context=131072,
+        position="RoPE (base 150,000) with YaRN x32 from 4,096",
+        reported=Reported(
+            total="20.91B",
+            active="3.61B",
+            ref="cite:openai2025gptoss",
+            where="Table 1: 20.91B total, 3.61B active (embedding lookup left out)",
+            active_excludes="input",
+        ),
+        sources=(
+            Source(
+                "cite:openai2025gptoss",
+                "Section 2: 24 layers and 32 experts per MoE block for gpt-oss-20b, the rest "
+                "as gpt-oss-120b; 131,072-token context",
+                ("layers", "mlp", "context"),
+            ),
+            Source(
+                f"{GPT_OSS}/gpt_oss/torch/model.py",
+                "ModelConfig and the blocks: hidden 2880, 64 query / 8 KV heads of 64, sliding "
+                "window 128 on even layers, sinks, biases, vocabulary 201088, untied head",
+                ("hidden", "vocab", "attention", "tied_embeddings", "position"),
+            ),
+        ),
+    )
+)
+
+# --- Qwen2.5-VL (a vision-language model: ViT with window attention, MLP merger) -----------
+
+_add(
+    Model(
+        name="qwen2.5-vl-7b",
+        family="Qwen2.5-VL",
+        layers=28,
+        hidden=3584,
+        vocab=151646,
+        attention=Attention(kind="GQA", q_heads=28, kv_heads=4, head_dim=128, qkv_bias=True),
+        mlp=MLP(intermediate=18944),
+        tied_embeddings=False,
+        context=32768,
+        position="MRoPE: rotary sections for time, height and width (absolute time)",
+        vision=Vision(
+            name="Qwen2.5-VL ViT (window attention; full attention in blocks 7, 15, 23, 31)",
+            layers=32,
+            width=1280,
+            heads=16,
+            mlp=3456,
+            patch=14,
+            merge=2,
+            temporal_patch=2,
+            gated_mlp=True,
+            learned_positions=False,
+            norm="rmsnorm",
+            connector="mlp",
+        ),
+        sources=(
+            Source(
+                "cite:bai2025qwen25vl",
+                "Table 1 (7B column): ViT hidden 1280, 32 layers, 16 heads, intermediate 3456, "
+                "patch 14, window 112, full-attention blocks {7, 15, 23, 31}; merger 1280 -> "
+                "3584; LLM hidden 3584, 28 layers, 4 KV heads of 128, intermediate 18944, "
+                "untied embeddings, vocabulary 151646; Section 2.1: RMSNorm and SwiGLU in the "
+                "ViT, 2 x 2 patches merged by a two-layer MLP, MRoPE",
+                ("layers", "hidden", "vocab", "attention", "mlp", "tied_embeddings",
+                 "position", "vision"),
+            ),
+            Source(
+                f"{QWEN25_VL}/README.md",
+                "the released config.json is set for contexts up to 32,768 tokens",
+                ("context",),
+            ),
+        ),
+        notes="Query heads are hidden / head size (3584 / 128 = 28); the report's table gives "
+        "KV heads and head size. QKV biases as in Qwen2.5.",
     )
 )
 
