@@ -1,0 +1,235 @@
+"""What the attention labs need but the pages do not teach.
+
+- ``randn`` and ``qkv``: seeded float64 inputs.
+- ``rearrange`` and ``repeat``: the subset of einops that the upstream reference code cited by
+  the chapter uses (einops is not a dependency of the book; this shim is only ever handed to
+  upstream code, so a bug in it shows up as a disagreement, never as a false agreement).
+- ``upstream_module`` and ``upstream_functions``: run upstream reference code (fla's naive
+  recurrences, FlashAttention's test mask, Megatron's unfused DSA) read from its git objects
+  at the pinned commit, executed in memory under its own file name. When the objects are
+  absent the loaders raise ``UpstreamUnavailable`` (a ``unittest.SkipTest``); ``or_skip``
+  turns that into one visible ``SKIPPED:`` line.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+import sys
+import types
+import unittest
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+import atlas
+
+# -- inputs -----------------------------------------------------------------------------------
+
+
+def randn(*shape: int, seed: int = 0, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+    """A standard normal tensor from its own generator (labs never touch the global seed)."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g, dtype=dtype)
+
+
+def qkv(
+    m: int, n: int, d: int, dv: int | None = None, *, lead: tuple[int, ...] = (), seed: int = 0
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Queries ``[*lead, m, d]``, keys ``[*lead, n, d]``, values ``[*lead, n, dv]``."""
+    dv = d if dv is None else dv
+    return (
+        randn(*lead, m, d, seed=seed),
+        randn(*lead, n, d, seed=seed + 1),
+        randn(*lead, n, dv, seed=seed + 2),
+    )
+
+
+def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float((a - b).abs().max())
+
+
+# -- a small einops ---------------------------------------------------------------------------
+_TOKEN = re.compile(r"\(|\)|\.\.\.|[A-Za-z_][A-Za-z0-9_]*|\d+")
+
+
+def _groups(side: str) -> list[list[str]]:
+    groups: list[list[str]] = []
+    current: list[str] | None = None
+    for tok in _TOKEN.findall(side):
+        if tok == "(":
+            current = []
+        elif tok == ")":
+            assert current is not None
+            groups.append(current)
+            current = None
+        else:
+            names = [] if tok == "1" else [tok]
+            if current is None:
+                groups.append(names)
+            else:
+                current.extend(names)
+    return groups
+
+
+def _expand_ellipsis(groups: list[list[str]], n: int) -> list[list[str]]:
+    out: list[list[str]] = []
+    for g in groups:
+        if g == ["..."]:
+            out.extend([[f"_e{i}"] for i in range(n)])
+        else:
+            out.append(g)
+    return out
+
+
+def _einops(x: torch.Tensor, pattern: str, sizes: dict[str, int], allow_new: bool) -> torch.Tensor:
+    left_s, right_s = pattern.split("->")
+    left, right = _groups(left_s), _groups(right_s)
+    n_ellipsis = x.ndim - (len(left) - 1) if ["..."] in left else 0
+    left, right = _expand_ellipsis(left, n_ellipsis), _expand_ellipsis(right, n_ellipsis)
+    if len(left) != x.ndim:
+        raise ValueError(f"pattern {pattern!r} does not match a tensor of shape {tuple(x.shape)}")
+    known = dict(sizes)
+    for g, dim in zip(left, x.shape, strict=True):
+        unknown = [n for n in g if n not in known]
+        prod = math.prod(known[n] for n in g if n in known)
+        if len(unknown) == 1:
+            known[unknown[0]] = dim // prod
+        elif math.prod(known[n] for n in g) != dim:
+            raise ValueError(f"axis group {g} of {pattern!r} does not have size {dim}")
+    left_names = [n for g in left for n in g]
+    right_names = [n for g in right for n in g]
+    new = [n for n in right_names if n not in left_names]
+    if new and not allow_new:
+        raise ValueError(f"rearrange cannot create axes {new}")
+    if [n for n in left_names if n not in right_names]:
+        raise ValueError(f"{pattern!r} drops axes")
+    y = x.reshape([known[n] for n in left_names])
+    y = y.permute([left_names.index(n) for n in right_names if n in left_names])
+    current = [n for n in right_names if n in left_names]
+    for pos, name in enumerate(right_names):
+        if name in new:
+            y = y.unsqueeze(pos)
+            current.insert(pos, name)
+    y = y.expand([known[n] for n in current])
+    return y.reshape([math.prod(known[n] for n in g) for g in right])
+
+
+def rearrange(x: torch.Tensor, pattern: str, **sizes: int) -> torch.Tensor:
+    return _einops(x, pattern, sizes, allow_new=False)
+
+
+def repeat(x: torch.Tensor, pattern: str, **sizes: int) -> torch.Tensor:
+    return _einops(x, pattern, sizes, allow_new=True)
+
+
+def einops_module() -> types.ModuleType:
+    mod = types.ModuleType("einops")
+    mod.rearrange = rearrange  # type: ignore[attr-defined]
+    mod.repeat = repeat  # type: ignore[attr-defined]
+    return mod
+
+
+# -- upstream code at the pin -----------------------------------------------------------------
+class UpstreamUnavailable(unittest.SkipTest):
+    """The upstream's objects at the pin cannot be read here; the message says why."""
+
+
+def book_root() -> Path:
+    return Path(atlas.__file__).resolve().parents[2]
+
+
+def upstream_reader(name: str, root: Path | None = None) -> tuple[Callable[[str], str], str]:
+    """A reader of ``name``'s files at its pin, and the label ``name@<short sha>``."""
+    try:
+        from atlas.upstream.gitstore import MissingObject, store_for
+        from atlas.upstream.registry import load_registry, object_store
+    except ImportError as exc:
+        raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
+    root = root or book_root()
+    upstream = load_registry(root).get(name)
+    if upstream is None or upstream.pin is None:
+        raise UpstreamUnavailable(f"{name} is not registered with a pin in {root}")
+    git_dir = object_store(root, upstream)
+    if git_dir is None:
+        raise UpstreamUnavailable(f"no object store for {name}; run `make upstreams`")
+    store = store_for(git_dir)
+    pin = upstream.pin
+
+    def read(path: str) -> str:
+        try:
+            return store.read_blob(pin, path).decode("utf-8")
+        except (MissingObject, FileNotFoundError) as exc:
+            raise UpstreamUnavailable(f"{name}@{pin[:7]} {path}: {exc}") from exc
+
+    return read, f"{name}@{pin[:7]}"
+
+
+@contextmanager
+def _modules(extra: dict[str, types.ModuleType]):
+    saved = {k: sys.modules.get(k) for k in extra}
+    sys.modules.update(extra)
+    try:
+        yield
+    finally:
+        for k, old in saved.items():
+            if old is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = old
+
+
+def upstream_module(name: str, path: str) -> types.ModuleType:
+    """Execute one upstream file (whose imports are torch, einops and the standard library)."""
+    read, label = upstream_reader(name)
+    source = read(path)
+    mod = types.ModuleType(path.removesuffix(".py").replace("/", "."))
+    mod.__file__ = f"{label}/{path}"
+    with _modules({"einops": einops_module()}):
+        exec(compile(source, mod.__file__, "exec"), mod.__dict__)
+    return mod
+
+
+def upstream_functions(
+    name: str, path: str, names: list[str], namespace: dict | None = None
+) -> dict[str, Callable]:
+    """Execute only the top-level functions ``names`` of an upstream file, in ``namespace``.
+
+    For files whose other imports (a framework, a compiled extension) cannot load on a CPU
+    machine while the functions themselves need only torch.
+    """
+    read, label = upstream_reader(name)
+    source = read(path)
+    tree = ast.parse(source)
+    env = {
+        "torch": torch,
+        "math": math,
+        "Optional": Optional,
+        "rearrange": rearrange,
+        "repeat": repeat,
+    }
+    env.update(namespace or {})
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in names:
+            # keep the upstream line numbers in tracebacks
+            module = ast.Module(body=[node], type_ignores=[])
+            exec(compile(module, f"{label}/{path}", "exec"), env)
+            found[node.name] = env[node.name]
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise LookupError(f"{label}/{path} defines no top-level {missing}")
+    return found
+
+
+def or_skip(loader: Callable[[], object]) -> object | None:
+    """Call ``loader``; when upstream objects are missing print one SKIPPED line, return None."""
+    try:
+        return loader()
+    except UpstreamUnavailable as exc:
+        print(f"SKIPPED: upstream code at its pin is not available here: {exc}")
+        return None
