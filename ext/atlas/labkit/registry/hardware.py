@@ -73,7 +73,7 @@ _add(
         l2_bytes=40 * MIB,
         smem_per_sm=164 * KIB,
         nvlink_bandwidth=600 * GB,
-        nic_bandwidth=200e9 / 8,
+        nic_bandwidth=None,
         tdp_watts=400,
         sources={
             "flops": "cite:nvidia2020a100 (A100 80GB SXM column; TF32/BF16/FP16 dense, the "
@@ -83,8 +83,7 @@ _add(
             "tdp": "cite:nvidia2020a100 (400 W)",
             "sms": "cite:nvidia2020ampere (Table 'A100 SXM4': 108 SMs, 40 MB L2, up to 164 KB "
             "shared memory per SM)",
-            "nic": "cite:nvidia2020dgxa100 (DGX A100: eight single-port ConnectX-6 200 Gb/s "
-            "for the compute fabric, one per GPU)",
+            "nic": "not in the cited documents (None)",
         },
     )
 )
@@ -116,7 +115,8 @@ _add(
             "tdp": "cite:nvidia2022h100 (up to 700 W)",
             "sms": "cite:nvidia2022hopper (H100 SXM5: 132 SMs, 50 MB L2, shared memory up to "
             "228 KB per SM)",
-            "nic": "cite:nvidia2023dgxh100 (DGX H100: eight ConnectX-7 400 Gb/s, one per GPU)",
+            "nic": "cite:nvidia2024basepod (DGX H100/H200: eight single-port ConnectX-7, up to "
+            "400 Gb/s each, for the compute fabric: one per GPU)",
         },
     )
 )
@@ -147,7 +147,8 @@ _add(
             "nvlink": "cite:nvidia2024h200 (NVLink 900 GB/s)",
             "tdp": "cite:nvidia2024h200 (up to 700 W)",
             "sms": "cite:nvidia2022hopper (the same GH100 SXM5 configuration as H100)",
-            "nic": "cite:nvidia2023dgxh100 (DGX H100/H200: ConnectX-7 400 Gb/s per GPU)",
+            "nic": "cite:nvidia2024basepod (DGX H100/H200: eight single-port ConnectX-7, up to "
+            "400 Gb/s each, for the compute fabric: one per GPU)",
         },
     )
 )
@@ -181,7 +182,8 @@ _add(
             "tdp": "cite:nvidia2024gb200 (HGX B200: configurable up to 1,000 W)",
             "smem": "cite:nvidia2025blackwelltuning (compute capability 10.0: up to 228 KB "
             "shared memory per SM)",
-            "nic": "cite:nvidia2024dgxb200 (DGX B200: eight ConnectX-7 400 Gb/s, one per GPU)",
+            "nic": "cite:nvidia2024basepod (DGX B200: eight single-port ConnectX-7, up to "
+            "400 Gb/s each: one per GPU)",
             "sms": "not in the cited documents (None)",
             "l2": "not in the cited documents (None)",
         },

@@ -974,7 +974,7 @@ _add(
         reported=Reported(
             total="27B",
             active="27B",
-            ref="cite:gemmateam2025gemma3",
+            ref="cite:gemmateam2025gemma",
             where="Table 1: vision encoder 417M, embedding 1,416M, non-embedding 25,600M",
         ),
         sources=(
@@ -992,7 +992,7 @@ _add(
                 ("vision",),
             ),
             Source(
-                "cite:gemmateam2025gemma3",
+                "cite:gemmateam2025gemma",
                 "Section 2: 128K context, tied embeddings (shared with the output layer)",
                 ("context", "tied_embeddings"),
             ),
