@@ -16,7 +16,7 @@ STRICT_ALLOW ?= upstream.missing
 SPHINX_CMD   = $(SPHINXBUILD) -M $(1) $(SOURCEDIR) $(BUILDDIR) -c . $(SPHINXOPTS)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup html check labs pdf linkcheck upstreams test serve clean
+.PHONY: help setup html check labs pdf linkcheck upstreams lock test serve clean
 
 help:  ## list the targets
 	@echo "LLM Infra Atlas"
@@ -36,6 +36,9 @@ setup: $(VENV)/.installed node_modules/.installed  ## create .venv and node_modu
 
 upstreams: $(VENV)/.installed  ## fetch the upstream objects the book cites (partial clones)
 	$(PY) -m atlas.upstream fetch
+
+lock: $(VENV)/.installed  ## rewrite upstreams.lock to the book's citations (commit it)
+	$(PY) -m atlas.upstream lock
 
 html: setup  ## build the book into _build/html
 	@$(PY) -m atlas.upstream fetch --if-needed || true

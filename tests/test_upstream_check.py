@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -59,7 +60,7 @@ def test_check_reports_unlocked_then_lock_then_ok(capsys, book, stores, demo) ->
     assert code == 1
     assert [r[1] for r in rows(out)] == ["3", "6", "10"]
     assert [r[-1] for r in rows(out)] == ["unlocked"] * 3
-    assert "run `python -m atlas.upstream lock`" in out
+    assert re.search(r"run `\S+python\S* -m atlas\.upstream lock --root \S+` and commit", out)
     code, out = run(capsys, "lock", "--root", str(book), "--stores", str(stores))
     assert code == 0 and "3 entries (3 added" in out
     assert load_revs(book) == {"demo@v1": demo.tags["v1"]}

@@ -88,13 +88,28 @@ def python(cwd: Path | None = None) -> str:
     return str(exe)
 
 
+_SOURCES: dict[Path, str] = {}  # book root -> its pages folder, when not source/ (set by builds)
+
+
+def set_source(root: Path, srcdir: Path) -> None:
+    """Remember where a build found the pages of the book at ``root`` (for :func:`command`)."""
+    try:
+        rel = Path(srcdir).resolve().relative_to(Path(root).resolve()).as_posix()
+    except ValueError:
+        rel = str(Path(srcdir).resolve())
+    _SOURCES[Path(root).resolve()] = rel
+
+
 def command(root: Path, *args: str, cwd: Path | None = None) -> str:
     """A command that runs ``python -m atlas.upstream ARGS`` on the book at ``root``, as the
     reader can type it where they are: ``make TARGET`` at a root that has the target."""
     cwd = (cwd or Path.cwd()).resolve()
     root = Path(root).resolve()
+    source = _SOURCES.get(root, SOURCE)
     target = MAKE_TARGETS.get(tuple(args))
-    if target and cwd == root and _has_make_target(root, target):
+    if target and cwd == root and source == SOURCE and _has_make_target(root, target):
         return f"make {target}"
-    tail = "" if _inside(cwd, root) else f" --root {root}"
+    tail = "" if _inside(cwd, root) and source == SOURCE else f" --root {root}"
+    if source != SOURCE:
+        tail += f" --source {source}"
     return f"{python(cwd)} -m atlas.upstream {' '.join(args)}{tail}"

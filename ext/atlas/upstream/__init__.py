@@ -49,7 +49,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("atlas_upstream_max_lines", 400, "env", types=(int,))
     # "update": a build with objects records new citations in upstreams.lock; "frozen": a
     # citation without a lock entry is an error (release builds).
-    app.add_config_value("atlas_upstream_lock", "update", "env", types=(str,))
+    # Not "env": `make check` after `make html` re-reads nothing; lockcheck compares the lock
+    # with every citation of the environment at the end of each build.
+    app.add_config_value("atlas_upstream_lock", "update", "", types=(str,))
     app.add_directive("upstream", d.UpstreamDirective)
     app.add_role("upstream", d.UpstreamRole())
     app.add_css_file("atlas-upstream.css")
@@ -61,4 +63,4 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-get-outdated", d.outdated)
     app.connect("build-finished", d.build_finished)
     app.connect("build-finished", lambda app, exc: close_all(), priority=900)
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

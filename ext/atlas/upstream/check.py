@@ -18,14 +18,15 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from atlas.bookroot import NotABook, find_root
+from atlas.bookroot import NotABook, command, find_root, set_source
 from atlas.upstream.citations import CitationSite, scan_book
 from atlas.upstream.gitstore import close_all
-from atlas.upstream.lock import LockEntry, load_lock, load_revs, save_lock
+from atlas.upstream.lock import LockEntry, LockError, key_lines, load_lock, load_revs, save_lock
 from atlas.upstream.resolve import DRIFT, ERROR, MISSING, OK, Resolution, Resolver
 
 RENDER_ONLY = ("caption", "name", "class")
 UNLOCKED = "unlocked"
+STALE = "stale"
 
 
 @dataclass
@@ -42,14 +43,52 @@ class Row:
     @property
     def message(self) -> str:
         if self.status == UNLOCKED:
-            return "not in upstreams.lock; run `python -m atlas.upstream lock` and commit it"
+            return (
+                f"not locked: upstreams.lock has no entry for it; run "
+                f"`{command(_ROOT[0], 'lock')}` and commit upstreams.lock"
+            )
         return self.res.message
 
 
-def resolve_sites(root: Path, source: str, stores: Path | None) -> tuple[Resolver, list[Row]]:
+_ROOT: list[Path] = [Path.cwd()]  # the book of this run (for the commands messages print)
+
+
+@dataclass(frozen=True)
+class Stale:
+    """A lock entry that no citation of the book uses any more."""
+
+    key: str
+    line: int | None
+
+
+def stale_entries(root: Path, rows: list[Row]) -> list[Stale]:
+    """Lock entries (citations and revs) that no page cites: the lock must equal the book."""
+    used = {r.res.key for r in rows if r.res.key}
+    used_revs = {
+        f"{r.site.spec.name}@{r.site.spec.rev}"
+        for r in rows
+        if r.site.spec and r.site.spec.rev and r.site.spec.rev != r.res.commit
+    }
+    lines = key_lines(root)
+    keys = sorted(set(load_lock(root)) - used) + sorted(set(load_revs(root)) - used_revs)
+    return [Stale(key, lines.get(key)) for key in keys]
+
+
+def stale_table(stale: list[Stale], root: Path) -> str:
+    out = [f"stale: {len(stale)} upstreams.lock entr{'y' if len(stale) == 1 else 'ies'} "
+           "that no page cites"]  # fmt: skip
+    out += [f"  upstreams.lock:{s.line or '?'}  {s.key}" for s in stale]
+    out.append(f"    -> run `{command(root, 'lock')}` to drop them, and commit upstreams.lock")
+    return "\n".join(out)
+
+
+def resolve_sites(
+    root: Path, source: str, stores: Path | None, lock: dict[str, LockEntry] | None = None
+) -> tuple[Resolver, list[Row]]:
     if stores is None and os.environ.get("ATLAS_UPSTREAMS_ROOT"):
         stores = Path(os.environ["ATLAS_UPSTREAMS_ROOT"])
-    resolver = Resolver(root, stores_root=stores, read_cache=False)
+    _ROOT[0] = Path(root)
+    resolver = Resolver(root, stores_root=stores, read_cache=False, lock=lock)
     rows = []
     for site in scan_book(root, source):
         if site.spec is None:
@@ -117,14 +156,23 @@ def run_check(args: argparse.Namespace) -> int:
     if not rows and (why := no_citations(args.root, args.source)):
         print(f"check: {why}", file=sys.stderr)
         return 2
+    stale = stale_entries(args.root, rows)
     counts = Counter(r.status for r in rows)
+    if stale:
+        counts[STALE] = len(stale)
     if args.json:
+        fix = f"run `{command(args.root, 'lock')}` to drop it, and commit upstreams.lock"
         print(json.dumps([
             {"page": r.site.page, "line": r.site.line, "citation": r.site.raw,
              "status": r.status, "message": r.message} for r in rows
+        ] + [
+            {"page": "upstreams.lock", "line": s.line, "citation": s.key, "status": STALE,
+             "message": f"no page cites it; {fix}"} for s in stale
         ], indent=2))  # fmt: skip
     else:
         print(table(rows) if rows else "no upstream citations found")
+        if stale:
+            print(stale_table(stale, args.root))
         print("\n" + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) if rows else "")
         if resolver.packages:  # package upstreams: what is installed, against the pins
             from atlas.upstream.packages import status_lines
@@ -133,16 +181,21 @@ def run_check(args: argparse.Namespace) -> int:
             for line in status_lines(resolver.packages, resolver.installed):
                 print("  " + line)
     failing = {ERROR, DRIFT, UNLOCKED} | ({MISSING} if args.strict else set())
-    return 1 if any(r.status in failing for r in rows) else 0
+    return 1 if stale or any(r.status in failing for r in rows) else 0
 
 
 def run_lock(args: argparse.Namespace) -> int:
     root = args.root
-    resolver, rows = resolve_sites(root, args.source, args.stores)
+    corrupt = None
+    try:
+        old, old_revs = load_lock(root), load_revs(root)
+    except LockError as exc:  # a bad merge: rebuild the lock from the pages
+        print(f"lock: {exc.path}: {exc.reason}; rebuilding it from the pages", file=sys.stderr)
+        old, old_revs, corrupt = {}, {}, {}
+    resolver, rows = resolve_sites(root, args.source, args.stores, lock=corrupt)
     if not rows and not any((root / args.source).rglob("*.md")):
         print(f"lock: {root / args.source} holds no pages; give --root", file=sys.stderr)
         return 2
-    old, old_revs = load_lock(root), load_revs(root)
     new: dict[str, LockEntry] = {}
     revs: dict[str, str] = {}
     for row in rows:
@@ -181,6 +234,7 @@ def main(argv: list[str]) -> int:
     except NotABook as exc:
         print(f"{argv[0]}: {exc}", file=sys.stderr)
         return 2
+    set_source(args.root, args.root / args.source)
     try:
         return run_check(args) if argv[0] == "check" else run_lock(args)
     except ValueError as exc:  # an unreadable lock or .gitmodules: say so, no traceback

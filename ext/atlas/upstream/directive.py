@@ -18,6 +18,8 @@ from sphinx.errors import SphinxError
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
+from atlas.bookroot import set_source
+from atlas.upstream import lockcheck
 from atlas.upstream.resolve import (
     DRIFT,
     ERROR,
@@ -62,9 +64,12 @@ def make_resolver(app: Sphinx) -> Resolver:
         if cfg.atlas_snippets_cache
         else root / "snippets_cache",
         max_lines=int(cfg.atlas_upstream_max_lines),
-        frozen=cfg.atlas_upstream_lock == "frozen",
+        # a frozen lock is checked against the whole book at the end (lockcheck), so that a
+        # check run after an update build, which re-reads nothing, still sees every citation
+        frozen=False,
     )
     _RESOLVERS[str(app.srcdir)] = res
+    set_source(root, Path(app.srcdir))  # the commands messages print name these pages
     return res
 
 
@@ -93,6 +98,7 @@ def report(env: BuildEnvironment, res: Resolution, location: tuple[str, int], ki
         new.setdefault(docname, {})[res.key] = (res.entry.blob, res.entry.sha256)
     if res.rev_key and res.commit and res.status in (OK, DRIFT):
         new.setdefault(docname, {})[REV_PREFIX + res.rev_key] = (res.commit, "")
+    lockcheck.record(env, res, location[1])
 
 
 def caption_node(res: Resolution, title: str | None) -> nodes.caption:
@@ -254,7 +260,7 @@ def _page_lines(source: str) -> list[str]:
 
 
 # -- environment: errors and new lock entries survive -j and incremental builds --------------
-DOC_MAPS = ("atlas_upstream_errors", "atlas_upstream_new", "atlas_upstream_pins")
+DOC_MAPS = ("atlas_upstream_errors", "atlas_upstream_new", "atlas_upstream_pins", lockcheck.KEYS)
 
 
 def env_init(app: Sphinx, env: BuildEnvironment, docnames: list[str] | None = None) -> None:
@@ -327,6 +333,7 @@ def build_finished(app: Sphinx, exception: BaseException | None) -> None:
         if added and save_lock(root, lock, revs):
             logger.info("upstreams.lock: %d new citation(s) recorded; commit upstreams.lock", added)
         env.atlas_upstream_new = {}  # type: ignore[attr-defined]
+    lockcheck.finish(app, env, book_root(app), app.config.atlas_upstream_lock == "frozen")
     errors = env.atlas_upstream_errors  # type: ignore[attr-defined]
     if errors:
         # Each error was already logged at its page and line; end with a summary and a

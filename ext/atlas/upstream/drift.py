@@ -20,6 +20,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from atlas import bookroot
 from atlas.bookroot import NotABook, find_root
 from atlas.upstream import partialclone
 from atlas.upstream.citations import CitationSite, scan_book
@@ -691,7 +692,7 @@ def main(argv: list[str] | None = None) -> int:
             f"rewritten, {result['lock_moved']} lock entries moved"
             + (
                 f", {result['lock_unknown']} citation(s) not in the lock "
-                "(run `python -m atlas.upstream lock`)"
+                f"(run `{bookroot.command(root, 'lock')}`)"
                 if result["lock_unknown"]
                 else ""
             )

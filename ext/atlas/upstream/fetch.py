@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from atlas.bookroot import NotABook, find_root
+from atlas.bookroot import NotABook, command, find_root
 from atlas.upstream.gitstore import (
     FULL_SHA,
     HEX,
@@ -376,7 +376,7 @@ def fetch_all(
                 f"{result.objects} objects, {human(result.bytes)} transferred"
             )
         for absent in result.absent_paths:
-            progress.done(f"note: {absent} does not exist (see `python -m atlas.upstream check`)")
+            progress.done(f"note: {absent} does not exist (see `{command(book_root, 'check')}`)")
         for sha in result.unavailable:
             progress.done(f"note: the remote would not send blob {sha} (absent from that mirror?)")
         results.append(result)

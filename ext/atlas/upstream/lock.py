@@ -56,20 +56,55 @@ def lock_path(root: Path) -> Path:
     return Path(root) / LOCK_NAME
 
 
+class LockError(ValueError):
+    """upstreams.lock is not a valid lock: where (``path``, ``line`` when known) and why."""
+
+    def __init__(self, path: Path, reason: str, line: int | None = None) -> None:
+        self.path, self.reason, self.line = Path(path), reason, line
+        super().__init__(self.message())
+
+    def message(self) -> str:
+        from atlas.bookroot import command
+
+        where = f"{self.path}:{self.line}" if self.line else str(self.path)
+        return (
+            f"{where}: not a valid lock ({self.reason}); restore it with "
+            f"`git checkout -- {LOCK_NAME}`, or rebuild it from the pages with "
+            f"`{command(self.path.parent, 'lock')}`"
+        )
+
+
+def _read(path: Path) -> dict:
+    """The lock file's JSON object, checked for shape; LockError says where it is wrong."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LockError(path, exc.msg, exc.lineno) from None
+    if not isinstance(data, dict) or not isinstance(data.get("citations"), dict):
+        raise LockError(path, 'no "citations" object at the top', 1)
+    for key, value in data["citations"].items():
+        if not (
+            isinstance(value, dict)
+            and isinstance(value.get("blob"), str)
+            and isinstance(value.get("sha256"), str)
+        ):
+            line = next(
+                (n for n, t in enumerate(text.splitlines(), 1) if json.dumps(key) in t), None
+            )
+            raise LockError(path, f'entry {key!r} needs "blob" and "sha256" strings', line)
+    if not isinstance(data.get("revs", {}), dict):
+        raise LockError(path, '"revs" is not an object', None)
+    return data
+
+
 def load_lock(root: Path) -> dict[str, LockEntry]:
-    """The lock's entries (empty when there is no lock). ValueError when it is not valid."""
+    """The lock's entries (empty when there is no lock). LockError when it is not valid."""
     path = lock_path(root)
     if not path.is_file():
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        entries = data["citations"]
-        return {key: LockEntry(blob=v["blob"], sha256=v["sha256"]) for key, v in entries.items()}
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(
-            f"{path} is not a valid lock ({exc}); restore it from git or run "
-            "`python -m atlas.upstream lock`"
-        ) from exc
+    entries = _read(path)["citations"]
+    return {key: LockEntry(blob=v["blob"], sha256=v["sha256"]) for key, v in entries.items()}
 
 
 def load_revs(root: Path) -> dict[str, str]:
@@ -77,11 +112,24 @@ def load_revs(root: Path) -> dict[str, str]:
     path = lock_path(root)
     if not path.is_file():
         return {}
+    return {str(k): str(v) for k, v in _read(path).get("revs", {}).items()}
+
+
+def key_lines(root: Path) -> dict[str, int]:
+    """The line of each entry in the lock file (for messages that name an entry)."""
+    found: dict[str, int] = {}
     try:
-        revs = json.loads(path.read_text(encoding="utf-8")).get("revs", {})
-        return {str(k): str(v) for k, v in revs.items()}
-    except (ValueError, AttributeError) as exc:
-        raise ValueError(f"{path} is not a valid lock ({exc})") from exc
+        lines = lock_path(root).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return found
+    for n, line in enumerate(lines, 1):
+        head = line.strip()
+        if head.startswith('"') and head.endswith(("{", '",')) and '": ' in head:
+            try:
+                found.setdefault(json.loads(head.split('": ', 1)[0] + '"'), n)
+            except ValueError:
+                continue
+    return found
 
 
 def dumps_lock(data: dict[str, LockEntry], revs: dict[str, str] | None = None) -> str:

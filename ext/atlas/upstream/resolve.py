@@ -16,6 +16,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from atlas.bookroot import command
 from atlas.upstream.cache import CachedSnippet, SnippetCache, cache_key
 from atlas.upstream.gitstore import (
     FULL_SHA,
@@ -211,7 +212,7 @@ class Resolver:
                 raise _Fail(
                     f"commit '{spec.rev}' is not in {up.name}'s objects ({store.git_dir}); commits "
                     f"that exist: {', '.join(exists) or 'none'}; fix the @REV, or fetch it "
-                    "(`python -m atlas.upstream fetch`)"
+                    f"(`{command(self.book_root, 'fetch')}`)"
                 )
             if found != spec.rev:
                 res.rev_key = f"{up.name}@{spec.rev}"
@@ -338,14 +339,14 @@ class Resolver:
                 raise _Fail(
                     f"the objects of '{up.name}' are not available and upstreams.lock has no entry "
                     f"for this citation, so it was never checked against real code; run "
-                    "`make upstreams` (or `python -m atlas.upstream fetch`), build, and commit "
+                    f"`{command(self.book_root, 'fetch')}`, build, and commit "
                     "upstreams.lock"
                 )
             res.status = MISSING
             where = self.store(up).git_dir if self.store(up) else "no object store"
             res.message = (
                 f"the objects of '{up.name}' are not available ({where}); the citation shows a "
-                "placeholder. Run `make upstreams` to fetch them"
+                f"placeholder. Run `{command(self.book_root, 'fetch')}` to fetch them"
             )
             return
         self._finish(res, snippet, options)
@@ -384,7 +385,7 @@ class Resolver:
             if self.frozen:
                 raise _Fail(
                     "upstreams.lock has no entry for this citation and the lock is frozen; run "
-                    "`python -m atlas.upstream lock` and commit upstreams.lock"
+                    f"`{command(self.book_root, 'lock')}` and commit upstreams.lock"
                 )
             res.entry, res.new_entry = LockEntry(blob=snippet.blob, sha256=digest), True
         elif res.entry.sha256 != digest or res.entry.blob != snippet.blob:
@@ -392,7 +393,7 @@ class Resolver:
             res.message = (
                 f"the selected text no longer matches upstreams.lock (locked blob "
                 f"{res.entry.blob[:10]}, read {snippet.blob[:10]}); re-read the citation at this "
-                "commit, then refresh the lock with `python -m atlas.upstream lock`"
+                f"commit, then refresh the lock with `{command(self.book_root, 'lock')}`"
             )
             return
         res.status = OK
