@@ -1,11 +1,13 @@
 """The result cache: one JSON file per page key, in the build folder, written atomically.
 
 The key covers everything that decides a lab's outcome and nothing that does not: the page's
-lab sources in order (with the options that change a run), every file under
-``ext/atlas/labkit``, the runner's own code, Python, torch, numpy, the device, and the upstream
-pins with whether their objects are present (labs may run upstream code at the pin). Unlike
-myst-nb's cache, which keys on the notebook's code only, an upgrade of torch or a move to a GPU
-machine re-runs the labs.
+lab sources in order (with the options that change a run), the ``atlas.labkit`` files its labs
+import (directly, through the packages above them, or through other labkit modules: see
+:mod:`atlas.labs.imports`), the runner's own code, Python, torch, numpy, the device, and the
+upstream pins with whether their objects are present (labs may run upstream code at the pin).
+Editing one labkit helper re-runs only the pages that reach it. Unlike myst-nb's cache, which
+keys on the notebook's code only, an upgrade of torch or a move to a GPU machine re-runs the
+labs.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+from atlas.labs.imports import closure, lab_modules
 from atlas.labs.model import LabSpec, PageResult
 
 LABKIT = Path(__file__).resolve().parents[1] / "labkit"
@@ -42,6 +45,17 @@ def labkit_digest(root: Path = LABKIT) -> str:
         for path in root.rglob("*")
         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
     )
+    return _tree_digest(root, files)
+
+
+def imports_digest(specs: list[LabSpec], root: Path = LABKIT) -> str:
+    """Digest of the labkit files that a page's labs import, transitively.
+
+    Read statically (``ast``): a lab that reached labkit some other way (``importlib`` with a
+    computed name) would escape it, which no lab of the book does.
+    """
+    sources = [example.source for spec in specs for example in spec.examples]
+    files = closure(lab_modules(sources, root), root)
     return _tree_digest(root, files)
 
 

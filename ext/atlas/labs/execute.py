@@ -9,14 +9,14 @@ build re-reports every lab that is not fine, cached or not: a failing lab never 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
-from sphinx.util.display import status_iterator
 
-from atlas.labs.cache import ResultCache, labkit_digest, page_key, upstreams_digest
+from atlas.labs.cache import LABKIT, ResultCache, imports_digest, page_key, upstreams_digest
 from atlas.labs.model import CRASHED, NOT_RUN, OK_STATUSES, LabResult, LabSpec, PageResult
 from atlas.labs.report import problem_line, problem_text, write_junit
 from atlas.labs.runner import Job, LabRunner, ZygoteError
@@ -62,13 +62,15 @@ def run_labs(
             results[docname] = _not_run(page_specs, "off", why)
         return sorted(changed | (reports if changed else set()))
 
-    labkit = labkit_digest()
     upstreams = upstreams_digest(Path(app.confdir))
+    configured = getattr(config, "atlas_labkit_root", None)  # atlas.teach's setting, if loaded
+    labkit_root = Path(configured).resolve() if configured else LABKIT
     memory = int(config.atlas_labs_memory_limit_mb)
     seed = int(config.atlas_labs_seed)
     cache = ResultCache(build_folder(app) / ".labs-cache")
     jobs: list[Job] = []
     for docname in sorted(specs):
+        labkit = imports_digest(specs[docname], labkit_root)  # only the files this page reaches
         key = page_key(specs[docname], labkit, seed, memory, upstreams)
         if mode != "force":
             current = results.get(docname)
@@ -132,21 +134,17 @@ def stop_prestarted(app: Sphinx, *_: object) -> None:
 def _run(
     app: Sphinx, jobs: list[Job], results: dict[str, PageResult], cache: ResultCache
 ) -> set[str]:
+    """Run the jobs, one line of progress per page as it finishes, the slowest labs at the end."""
     done: set[str] = set()
+    started = time.monotonic()
     try:
         with _PRESTARTED.pop(id(app), None) or _new_runner(app) as runner:
-            for job, page in status_iterator(
-                runner.run(jobs),
-                "running labs... ",
-                "darkgreen",
-                len(jobs),
-                app.verbosity,
-                stringify_func=lambda item: item[0].docname,
-            ):
+            for job, page in runner.run(jobs):
                 results[job.docname] = page
                 done.add(job.docname)
                 if page.cacheable:
                     cache.store(page)
+                logger.info(progress_line(len(done), len(jobs), job, page))
     except (ZygoteError, OSError) as exc:  # the runner itself failed: report, never traceback
         for job in jobs:
             if job.docname not in done:
@@ -154,7 +152,37 @@ def _run(
                     job.key, "", [LabResult(CRASHED, message=str(exc)) for _ in job.specs]
                 )
                 done.add(job.docname)
+    ran = {job.docname: job.specs for job in jobs}
+    slow = slowest(ran, results)
+    if slow:
+        elapsed = time.monotonic() - started
+        logger.info(f"labs: {len(jobs)} pages in {elapsed:.1f} s; slowest labs:")
+        for line in slow:
+            logger.info(line)
     return done
+
+
+def progress_line(index: int, total: int, job: Job, page: PageResult) -> str:
+    """``labs [3/13] serving/scheduler: 3 labs, 0.80 s, all passed``."""
+    seconds = sum(lab.seconds for lab in page.labs)
+    bad = [lab.status for lab in page.labs if lab.status not in OK_STATUSES]
+    verdict = "all passed" if not bad else f"{len(bad)} not fine ({', '.join(sorted(set(bad)))})"
+    count = f"{len(page.labs)} lab{'s' if len(page.labs) != 1 else ''}"
+    return f"labs [{index}/{total}] {job.docname}: {count}, {seconds:.2f} s, {verdict}"
+
+
+def slowest(
+    specs: dict[str, list[LabSpec]], results: dict[str, PageResult], count: int = 5
+) -> list[str]:
+    """The ``count`` slowest labs that ran, as lines ``  1.23 s  page: title``."""
+    timed = []
+    for docname, page_specs in specs.items():
+        page = results.get(docname)
+        for spec in page_specs:
+            if page and spec.index < len(page.labs):
+                timed.append((page.labs[spec.index].seconds, docname, spec.title))
+    timed.sort(key=lambda row: (-row[0], row[1], row[2]))
+    return [f"  {seconds:6.2f} s  {docname}: {title}" for seconds, docname, title in timed[:count]]
 
 
 def _report(app: Sphinx, specs: dict[str, list[LabSpec]], results: dict[str, PageResult]) -> int:

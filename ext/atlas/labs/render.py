@@ -88,9 +88,14 @@ def _problem(spec: LabSpec, result: LabResult) -> list[nodes.Node]:
 
 
 def render_lab(
-    spec: LabSpec, result: LabResult | None, environment: str, show_time: bool = True
+    spec: LabSpec,
+    result: LabResult | None,
+    environment: str,
+    show_time: bool = True,
+    links: list[nodes.Node] | None = None,
 ) -> nodes.container:
-    """The rendered lab: title, transcript, problems, status line."""
+    """The rendered lab: title, transcript, problems, status line, then ``links`` (the page's
+    runnable file and the harness the lab uses, added by atlas.teach)."""
     if result is None:
         result = LabResult(NOT_RUN, message="not run")
     status = result.status.replace(" ", "-")
@@ -112,6 +117,7 @@ def render_lab(
     line = nodes.paragraph(classes=["atlas-lab-status"])
     line += nodes.emphasis("", status_line(result, environment, show_time))
     box += line
+    box.extend(links or [])
     return box
 
 
@@ -130,4 +136,5 @@ def render_page(
         page = results.get(spec.docname)
         result = page.labs[spec.index] if page and spec.index < len(page.labs) else None
         environment = page.environment if page else ""
-        node.replace_self(render_lab(spec, result, environment, show_time))
+        links = node.get("atlas_links")
+        node.replace_self(render_lab(spec, result, environment, show_time, links))

@@ -71,7 +71,7 @@ def _build_finished(app: Sphinx, exception: BaseException | None) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    from atlas.teach import labcode, problems, taught
+    from atlas.teach import labcode, problems, runnable, taught
     from atlas.teach.answers import AnswersAtChapterEnd
 
     app.setup_extension("sphinx_design")
@@ -98,6 +98,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-get-outdated", _outdated)
     app.connect("doctree-read", taught.check_page)
     app.connect("doctree-resolved", labcode.resolve_links)
+    app.connect("doctree-resolved", runnable.add_lab_links, priority=400)  # before atlas.labs
     app.connect("build-finished", labcode.copy_labkit)
+    app.connect("build-finished", runnable.write_files)
     app.connect("build-finished", _build_finished)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

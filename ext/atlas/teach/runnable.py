@@ -11,6 +11,9 @@ each lab and a summary, exiting non-zero on a failure. It needs only the book's 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+from docutils import nodes
 
 from atlas.labs.imports import LABKIT, closure, lab_modules
 from atlas.labs.model import LabSpec
@@ -165,3 +168,65 @@ def write_all(
             path.write_text(text, encoding="utf-8")
         written.append(path)
     return written
+
+
+# -- Sphinx: the files and the links from every lab box -----------------------------------------
+def harness_files(spec: LabSpec, root: Path) -> list[str]:
+    """Labkit files (relative to ``root``) of the harness names this lab imports."""
+    from atlas.labs.imports import source_imports
+    from atlas.teach.taught import find_definition, is_harness
+
+    found: set[str] = set()
+    for example in spec.examples:
+        for item in source_imports(example.source):
+            if item.name is None:
+                continue
+            definition = find_definition(item.module, item.name, root)
+            if definition is not None and is_harness(definition.module):
+                found.add(definition.path)
+    return sorted(found)
+
+
+def add_lab_links(app: Any, doctree: nodes.document, docname: str) -> None:
+    """HTML: under every lab, a link to the page's runnable file and to the harness it uses.
+
+    Runs before atlas.labs renders the labs (which appends these nodes to each lab box).
+    """
+    from sphinx.util.osutil import relative_uri
+
+    from atlas.labs.directive import lab_node
+    from atlas.teach.labcode import OUTPUT_FOLDER as LABKIT_FOLDER
+    from atlas.teach.labcode import labcode_root
+
+    if app.builder.format != "html":
+        return
+    root = labcode_root(app.env)
+    page = app.builder.get_target_uri(docname)
+    for node in doctree.findall(lab_node):
+        spec: LabSpec = node["spec"]
+        para = nodes.paragraph(classes=["atlas-lab-links"])
+        name = file_name(spec.docname)
+        para += nodes.Text("Run at home: ")
+        para += nodes.reference("", name.rsplit("/", 1)[-1], refuri=relative_uri(page, name))
+        harness = harness_files(spec, root)
+        if harness:
+            para += nodes.Text(" \u00b7 harness: ")
+            for i, path in enumerate(harness):
+                if i:
+                    para += nodes.Text(", ")
+                uri = relative_uri(page, f"{LABKIT_FOLDER}/{path}")
+                para += nodes.reference("", path, refuri=uri)
+        node["atlas_links"] = [para]
+
+
+def write_files(app: Any, exception: BaseException | None) -> None:
+    """At the end of an HTML build: one runnable file per page with labs, under ``_labs/``."""
+    import os
+
+    if exception is not None or app.builder.format != "html":
+        return
+    env = app.env
+    specs: dict[str, list[LabSpec]] = getattr(env, "atlas_labs", {})
+    titles = {d: env.titles[d].astext() for d in specs if d in env.titles}
+    paths = {d: os.path.relpath(env.doc2path(d), app.confdir) for d in specs}
+    write_all(Path(app.outdir), specs, titles, paths)
