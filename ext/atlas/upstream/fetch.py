@@ -59,11 +59,17 @@ class Needs:
     paths: dict[str, set[str]] = field(default_factory=dict)  # commit -> paths
     unresolved: dict[str, str] = field(default_factory=dict)  # rev -> why it cannot be fetched
     refs: dict[str, set[str]] = field(default_factory=dict)  # tag -> paths, fetched first
+    sites: dict[str, list[str]] = field(default_factory=dict)  # rev -> ["page:line", ...]
+    revs_of: dict[str, set[str]] = field(default_factory=dict)  # commit -> revs written for it
 
     def add(self, commit: str, path: str | None = None) -> None:
         paths = self.paths.setdefault(commit, set())
         if path:
             paths.add(path)
+
+    def where(self, rev: str) -> list[str]:
+        """The pages and lines that cite ``NAME@rev``."""
+        return self.sites.get(rev, [])
 
 
 def lock_revs(book_root: Path) -> dict[str, set[str]]:
@@ -111,7 +117,10 @@ def past_pins(book_root: Path, up: Upstream) -> set[str]:
 
 
 def collect_needs(
-    book_root: Path, registry: dict[str, Upstream], names: Iterable[str] | None = None
+    book_root: Path,
+    registry: dict[str, Upstream],
+    names: Iterable[str] | None = None,
+    source: str = "source",
 ) -> dict[str, Needs]:
     """Per pinned upstream, the commits and paths the book's citations read."""
     from atlas.upstream.citations import scan_book
@@ -127,7 +136,7 @@ def collect_needs(
     known = lock_revs(book_root)
     stores: dict[str, GitStore | None] = {}
     try:
-        for site in scan_book(book_root):
+        for site in scan_book(book_root, source):
             if site.spec is None:
                 continue  # the build reports a citation that does not parse
             need = needs.get(site.spec.name)
@@ -135,8 +144,12 @@ def collect_needs(
                 continue
             rev = site.spec.rev
             commit = need.upstream.pin if rev is None else None
+            if rev is not None:
+                need.sites.setdefault(rev, []).append(f"{site.page}:{site.line}")
             if commit is None and rev is not None:
                 commit = _expand_rev(book_root, need, rev, known, stores)
+                if commit:
+                    need.revs_of.setdefault(commit, set()).add(rev)
             if commit:
                 need.add(commit, site.spec.path)
             elif rev in need.refs:
@@ -207,7 +220,32 @@ class Result:
     missing_before: int = 0
     absent_paths: list[str] = field(default_factory=list)  # cited paths not in their commit
     unavailable: list[str] = field(default_factory=list)  # blob ids the remote would not send
+    bad_revs: list[str] = field(default_factory=list)  # "page:line: NAME@REV: why", not fetched
     error: str | None = None
+
+
+def _fetch_each(
+    git_dir: Path, commits: list[str], tags: list[str], progress: Progress | None, quick: bool
+) -> dict[str, str]:
+    """Fetch commits and tags in one batch; when the remote refuses the batch (one bad name
+    fails all of git's fetch), fetch them one by one so that the good ones still arrive.
+    Returns the commits and tags that failed, with git's reason. A network failure raises."""
+    if not commits and not tags:
+        return {}
+    try:
+        fetch_commits(git_dir, commits, tags, progress, quick)
+        return {}
+    except FetchError as exc:
+        if is_offline(str(exc)) or len(commits) + len(tags) == 1:
+            if is_offline(str(exc)):
+                raise
+            return {(commits or tags)[0]: str(exc)}
+    failed: dict[str, str] = {}
+    for commit in commits:
+        failed.update(_fetch_each(git_dir, [commit], [], progress, quick))
+    for tag in tags:
+        failed.update(_fetch_each(git_dir, [], [tag], progress, quick))
+    return failed
 
 
 def cited_blobs(
@@ -276,16 +314,26 @@ def _fill(git_dir: Path, ours: bool, need: Needs, progress: Progress | None, qui
     result.store = str(git_dir)
     size0, count0 = pack_bytes(git_dir)
     paths = dict(need.paths)
+
+    def bad(revs: Iterable[str], why: str) -> None:
+        for rev in sorted(revs):
+            for where in need.where(rev) or ["(the pin)"]:
+                result.bad_revs.append(f"{where}: {up.name}@{rev}: {why}")
+
     if need.refs:
-        fetch_commits(git_dir, [], need.refs, progress, quick)
+        failed = _fetch_each(git_dir, [], sorted(need.refs), progress, quick)
+        for tag in sorted(failed):
+            bad(
+                [tag],
+                f"neither a commit SHA (7 to 40 hex digits) nor a tag of {up.url}; "
+                "write the commit's SHA or the tag's exact name",
+            )
         store = GitStore(git_dir)
         try:
             for tag, tag_paths in need.refs.items():
-                commit = store.resolve(tag)
-                if commit is None:
-                    result.absent_paths.append(f"{tag}: no such tag at {up.url}")
-                    continue
-                paths.setdefault(commit, set()).update(tag_paths)
+                commit = store.resolve(tag) if tag not in failed else None
+                if commit is not None:
+                    paths.setdefault(commit, set()).update(tag_paths)
         finally:
             store.close()
     todo = missing_commits(git_dir, paths)
@@ -293,7 +341,14 @@ def _fill(git_dir: Path, ours: bool, need: Needs, progress: Progress | None, qui
     if todo:
         if not ours:
             raise FetchError(f"commits {', '.join(c[:8] for c in todo)} are missing from {git_dir}")
-        fetch_commits(git_dir, todo, (), progress, quick)
+        failed = _fetch_each(git_dir, todo, [], progress, quick)
+        for commit in sorted(failed):
+            bad(
+                need.revs_of.get(commit, {commit}),
+                f"commit {commit} is not in {up.url}; fix the @REV (a commit of that repository)",
+            )
+            paths.pop(commit, None)
+        todo = [c for c in todo if c not in failed]
         still = missing_commits(git_dir, todo)
         if still:  # an interrupted pack left the commit without its trees: fetch it afresh
             run_fetch(
@@ -357,12 +412,16 @@ def fetch_all(
     results = []
     for name, need in needs.items():
         progress = Progress(name, width, stream)
-        for rev, why in need.unresolved.items():
-            progress.done(f"skipped {name}@{rev}: {why}")
+        unresolved = [
+            f"{where}: {name}@{rev}: {why}"
+            for rev, why in need.unresolved.items()
+            for where in need.where(rev)
+        ]
         try:
             result = fetch_upstream(book_root, need, progress, quick)
+            result.bad_revs = unresolved + result.bad_revs
         except (FetchError, GitStoreError, OSError) as exc:
-            results.append(Result(name, error=str(exc)))
+            results.append(Result(name, error=str(exc), bad_revs=unresolved))
             progress.done(f"FAILED: {exc}")
             if stop_offline and is_offline(str(exc)):
                 break
@@ -379,6 +438,8 @@ def fetch_all(
             progress.done(f"note: {absent} does not exist (see `{command(book_root, 'check')}`)")
         for sha in result.unavailable:
             progress.done(f"note: the remote would not send blob {sha} (absent from that mirror?)")
+        for line in result.bad_revs:
+            progress.done(f"bad revision: {line}")
         results.append(result)
     return results
 
@@ -387,8 +448,11 @@ def summary(results: list[Result]) -> str:
     ok = [r for r in results if r.error is None]
     moved = sum(r.bytes for r in ok)
     tail = "nothing transferred" if moved == 0 else f"{human(moved)} transferred"
+    bad = sum(len(r.bad_revs) for r in results)
+    note = f"; {bad} citation(s) name a revision that does not exist (listed above)" if bad else ""
     return (
-        f"upstreams: {len(ok)}/{len(results)} ready; {sum(r.objects for r in ok)} objects, {tail}"
+        f"upstreams: {len(ok)}/{len(results)} ready; {sum(r.objects for r in ok)} objects, "
+        f"{tail}{note}"
     )
 
 
@@ -406,6 +470,7 @@ def main(argv: list[str] | None = None) -> int:
         help="do nothing when every cited object is present; offline, say so and exit 0",
     )
     parser.add_argument("--root", type=Path, default=None, help="the book's root (default: here)")
+    parser.add_argument("--source", default="source", help="pages folder under the root")
     args = parser.parse_args((argv or [])[1:] if argv and argv[0] == "fetch" else argv)
     try:
         root = find_root(args.root)
@@ -428,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
     try:
-        return _run(root, registry, args.names, args.if_needed)
+        return _run(root, registry, args.names, args.if_needed, args.source)
     except KeyboardInterrupt:
         print(
             "\nfetch: interrupted; run it again to finish (nothing is left half-made)",
@@ -437,12 +502,14 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def _run(root: Path, registry: dict[str, Upstream], names: list[str], if_needed: bool) -> int:
-    needs = collect_needs(root, registry, names or None)
+def _run(
+    root: Path, registry: dict[str, Upstream], names: list[str], if_needed: bool, source: str
+) -> int:
+    needs = collect_needs(root, registry, names or None, source)
     if not if_needed:
         results = fetch_all(root, needs)
         print(summary(results), file=sys.stderr)
-        return 1 if any(r.error for r in results) else 0
+        return 1 if any(r.error or r.bad_revs for r in results) else 0
     counts = {n: c for n, c in missing_counts(root, needs).items() if c}
     if not counts:
         return 0

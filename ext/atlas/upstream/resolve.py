@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,7 @@ from atlas.upstream.select import (
 from atlas.upstream.spec import CitationSpec, SpecError, line_ranges, parse_spec
 
 OK, MISSING, ERROR, DRIFT = "ok", "missing", "error", "drift"
+HEX_REV = re.compile(r"^[0-9a-f]{7,40}$")
 
 
 @dataclass
@@ -209,8 +211,14 @@ class Resolver:
             if found is None:
                 exists = [f"the pin {up.pin[:8]}"] if up.pin else []
                 exists += self._refs(store)
+                what = (
+                    f"commit '{spec.rev}' is not"
+                    if HEX_REV.match(spec.rev)
+                    else f"revision '{spec.rev}' is neither a commit SHA (7 to 40 hex digits) "
+                    "nor a tag"
+                )
                 raise _Fail(
-                    f"commit '{spec.rev}' is not in {up.name}'s objects ({store.git_dir}); commits "
+                    f"{what} in {up.name}'s objects ({store.git_dir}); commits "
                     f"that exist: {', '.join(exists) or 'none'}; fix the @REV, or fetch it "
                     f"(`{command(self.book_root, 'fetch')}`)"
                 )
