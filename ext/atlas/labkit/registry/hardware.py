@@ -319,3 +319,37 @@ NVLINK_DOMAIN: dict[str, int] = {
     "HGX H100": 8,  # cite:nvidia2023dgxh100 (eight H100 GPUs on four NVSwitch chips)
     "GB200 NVL72": 72,  # cite:nvidia2024gb200 (72 Blackwell GPUs in one NVLink domain)
 }
+
+
+# --- added for training ---
+# Accelerators that are not NVIDIA GPUs, kept out of GPUS (whose checks assume an NVIDIA part
+# with fp16 = bf16 tensor cores): TPU v4, whose peak the training chapter needs for the MFU
+# that PaLM reports. Figures the cited page does not give are None.
+OTHER_ACCELERATORS: dict[str, GPU] = {
+    "TPU-v4": GPU(
+        name="TPU-v4",
+        architecture="TPU v4",
+        sms=None,
+        flops={"bf16": 275 * TERA},
+        hbm_bytes=32 * 2**30,
+        hbm_bandwidth=1200 * GB,
+        l2_bytes=None,
+        smem_per_sm=None,
+        nvlink_bandwidth=None,
+        nic_bandwidth=None,
+        tdp_watts=None,
+        sources={
+            "flops": "cite:googlecloud2024tpuv4 (key specifications: peak compute per chip 275 "
+            "teraflops, bf16 or int8)",
+            "hbm": "cite:googlecloud2024tpuv4 (HBM2 capacity and bandwidth: 32 GiB, 1200 GBps)",
+        },
+    ),
+}
+
+
+def other_accelerator(name: str) -> GPU:
+    """An accelerator of :data:`OTHER_ACCELERATORS` (not an NVIDIA GPU)."""
+    try:
+        return OTHER_ACCELERATORS[name]
+    except KeyError:
+        raise KeyError(f"unknown accelerator {name!r}; known: {', '.join(OTHER_ACCELERATORS)}") from None
