@@ -1,0 +1,3 @@
+"""A helper that kernel.py imports."""
+
+OFFSET = 1

@@ -1,0 +1,3 @@
+"""A module that only page b imports."""
+
+TRIPLE = 3
