@@ -15,13 +15,20 @@ over its cached keys, so the FLOPs counted are exactly the causal ones.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import math
+import unittest
 from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
 
 import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
+
+import atlas
 
 from atlas.labkit.registry.models import (
     MODELS,
@@ -110,6 +117,8 @@ def _attention_label(m: Model) -> str:
     if a.kind == "MLA":
         return f"MLA {a.q_heads}h, latent {a.kv_lora_rank}+{a.qk_rope_dim}"
     base = f"{a.q_heads}q/{a.kv_heads}kv x{a.head_dim}"
+    if "linear" not in kinds:
+        base = f"{a.kind} {base}"
     if "linear" in kinds:
         n_full = kinds.count("full")
         return f"hybrid {n_full}/{len(kinds)} full, {base}"
@@ -149,14 +158,14 @@ def frontier_rows() -> list[dict]:
 
 def frontier_table() -> str:
     head = (
-        f"{'model':<19}{'attention':<31}{'MLP / MoE':<17}{'ctx':>5}{'total':>8}"
+        f"{'model':<19}{'attention':<38}{'MLP / MoE':<18}{'ctx':>4}{'total':>8}"
         f"{'active':>8}{'KV/tok':>8}{'@32k':>7}{'@128k':>7}"
     )
-    units = f"{'':<19}{'':<31}{'':<17}{'k':>5}{'B':>8}{'B':>8}{'KiB':>8}{'GiB':>7}{'GiB':>7}"
+    units = f"{'':<19}{'':<38}{'':<18}{'k':>4}{'B':>8}{'B':>8}{'KiB':>8}{'GiB':>7}{'GiB':>7}"
     lines = [head, units]
     for r in frontier_rows():
         lines.append(
-            f"{r['model']:<19}{r['attention']:<31}{r['mlp']:<17}{r['context_k']:>5}"
+            f"{r['model']:<19}{r['attention']:<38}{r['mlp']:<18}{r['context_k']:>4}"
             f"{r['total_b']:>8.1f}{r['active_b']:>8.1f}{r['kv_kib']:>8.1f}"
             f"{r['kv32k_gib']:>7.2f}{r['kv128k_gib']:>7.2f}"
         )
@@ -400,3 +409,95 @@ def run_tokens(m: Model, n_tokens: int, seed: int = 0) -> Run:
         flops.append(counter.get_total_flops())
     nbytes = sum(t.numel() * 2 for c in caches for t in c.values())  # as if stored in bf16
     return Run(flops=flops, cache_bytes=nbytes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Megatron-LM's own parameter count, read at the pin
+# ---------------------------------------------------------------------------------------------
+
+
+class UpstreamUnavailable(unittest.SkipTest):
+    """Megatron-LM's objects at the pin are missing here (run ``make upstreams``)."""
+
+
+MEGATRON_FILE = "megatron/training/theoretical_memory_usage.py"
+
+
+def _read_upstream(name: str, path: str) -> tuple[str, str]:
+    try:
+        from atlas.upstream.gitstore import MissingObject, store_for
+        from atlas.upstream.registry import load_registry, object_store
+    except ImportError as exc:  # pragma: no cover - the book always ships atlas.upstream
+        raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
+    root = Path(atlas.__file__).resolve().parents[2]
+    upstream = load_registry(root).get(name)
+    if upstream is None or upstream.pin is None:
+        raise UpstreamUnavailable(f"{name} is not registered with a pin")
+    git_dir = object_store(root, upstream)
+    if git_dir is None:
+        raise UpstreamUnavailable(f"no object store for {name}; run `make upstreams`")
+    try:
+        return store_for(git_dir).read_blob(upstream.pin, path).decode(), upstream.pin
+    except (MissingObject, FileNotFoundError) as exc:
+        raise UpstreamUnavailable(f"{name}@{upstream.pin[:7]} {path}: {exc}") from exc
+
+
+def megatron_arguments(m: Model) -> SimpleNamespace:
+    """The Megatron-LM arguments that describe ``m`` (as slime's model scripts pass them)."""
+    a, mlp = m.attention, m.mlp
+    moe = mlp.is_moe
+    return SimpleNamespace(
+        num_layers=m.layers,
+        hidden_size=m.hidden,
+        num_attention_heads=a.q_heads,
+        kv_channels=a.head_dim if a.kind != "MLA" else a.qk_nope_dim,
+        group_query_attention=a.kind != "MLA" and a.kv_heads != a.q_heads,
+        num_query_groups=a.kv_heads,
+        multi_latent_attention=a.kind == "MLA",
+        q_lora_rank=a.q_lora_rank or None,
+        kv_lora_rank=a.kv_lora_rank,
+        qk_head_dim=a.qk_nope_dim,
+        qk_pos_emb_head_dim=a.qk_rope_dim,
+        v_head_dim=a.v_head_dim,
+        ffn_hidden_size=mlp.intermediate,
+        swiglu=True,
+        num_experts=mlp.experts if moe else None,
+        moe_layer_freq=[0] * mlp.dense_layers + [1] * (m.layers - mlp.dense_layers),
+        moe_ffn_hidden_size=mlp.expert_intermediate,
+        moe_router_topk=mlp.top_k,
+        moe_shared_expert_intermediate_size=(
+            mlp.shared_intermediate * mlp.shared_experts if mlp.shared_experts else None
+        ),
+        mtp_num_layers=None,
+        normalization="RMSNorm",
+        padded_vocab_size=m.vocab,
+        untie_embeddings_and_output_weights=not m.tied_embeddings,
+        add_bias_linear=False,
+        # parallel layout: one rank, no distributed optimizer
+        world_size=1,
+        data_parallel_size=1,
+        tensor_model_parallel_size=1,
+        pipeline_model_parallel_size=1,
+        expert_tensor_parallel_size=1,
+        expert_model_parallel_size=1,
+        use_distributed_optimizer=False,
+    )
+
+
+def megatron_counts(m: Model) -> dict[str, float]:
+    """Run ``compute_weight_and_optimizer_memory`` from Megatron-LM at the pin on ``m``'s
+    arguments and read back the totals it prints (in billions, two decimals)."""
+    text, pin = _read_upstream("megatron", MEGATRON_FILE)
+    text = text.replace("from .utils import is_hybrid_model, print_rank_0", "")
+    namespace: dict = {"print_rank_0": print, "is_hybrid_model": lambda args: False}
+    exec(compile(text, f"megatron@{pin[:8]}/{MEGATRON_FILE}", "exec"), namespace)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        namespace["compute_weight_and_optimizer_memory"](megatron_arguments(m), verbose=True)
+    found = {}
+    for line in out.getvalue().splitlines():
+        if line.startswith("Total number of parameters in billions:"):
+            found["total_b"] = float(line.rsplit(":", 1)[1])
+        if line.startswith("Total number of active parameters in billions:"):
+            found["active_b"] = float(line.rsplit(":", 1)[1])
+    return found
