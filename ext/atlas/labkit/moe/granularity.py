@@ -65,3 +65,10 @@ def simulated_distinct_ranks(
     owner = experts // (num_experts // ranks)
     hit = torch.zeros(tokens, ranks, dtype=torch.bool).scatter_(1, owner, True)
     return hit.sum(-1).double().mean().item()
+
+
+def fine_routes(gates: torch.Tensor, experts: torch.Tensor, m: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The routes of the fine layer that reproduce a coarse routing: coarse expert ``e`` with
+    gate ``g`` becomes its m slices ``e * m + j``, each with the same gate ``g``."""
+    fine = (experts * m).unsqueeze(-1) + torch.arange(m)
+    return gates.repeat_interleave(m, dim=1), fine.reshape(experts.shape[0], -1)
