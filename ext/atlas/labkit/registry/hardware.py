@@ -420,3 +420,15 @@ def sm_limits(name: str) -> SMLimits:
         return SM_LIMITS[name]
     except KeyError:
         raise KeyError(f"no SM limits for {name!r}; known: {', '.join(SM_LIMITS)}") from None
+
+
+# --- added for attention ---
+# Throughput of the special-function units that evaluate exponentials (MUFU.EX2), the
+# bottleneck of the softmax once the matrix products run on tensor cores.
+EXP_THROUGHPUT: dict[str, float] = {
+    "H100-SXM": 3.9 * TERA,
+}
+EXP_THROUGHPUT_SOURCES: dict[str, str] = {
+    "H100-SXM": "cite:shah2024flashattention3 (section 3: the H100 SXM5 has 989 TFLOPS of "
+    "FP16 matmul but only 3.9 TFLOPS of special functions such as exponential)",
+}
