@@ -96,3 +96,20 @@ def tiles(counts: list[int], block_m: int, layout: str) -> int:
 def wasted_fraction(counts: list[int], block_m: int, layout: str) -> float:
     """Share of computed rows that are padding: ``1 - sum(m) / (block_m * tiles)``."""
     return 1 - sum(counts) / (block_m * tiles(counts, block_m, layout))
+
+
+def to_contiguous(x: torch.Tensor, counts: list[int], block_m: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Scatter the packed rows into the aligned buffer: ``(buffer, m_indices, positions)``;
+    padding rows are zero, and ``buffer[positions]`` gives the packed rows back."""
+    positions, m_indices = contiguous_layout(counts, block_m)
+    buffer = x.new_zeros(m_indices.numel(), x.shape[1]).index_copy(0, positions, x)
+    return buffer, m_indices, positions
+
+
+def to_masked(x: torch.Tensor, counts: list[int]) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+    """Scatter the packed rows into a ``[G, max_m, K]`` buffer: ``(buffer, (group, row))``,
+    with ``buffer[group, row]`` giving the packed rows back."""
+    group = torch.repeat_interleave(torch.arange(len(counts)), torch.tensor(counts))
+    row = torch.cat([torch.arange(m) for m in counts])
+    buffer = x.new_zeros(len(counts), max(counts), x.shape[1]).index_put((group, row), x)
+    return buffer, (group, row)
