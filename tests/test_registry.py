@@ -120,3 +120,11 @@ def test_hardware_sources_cover_the_headline_figures():
 def test_parse_count_rounding():
     assert models.parse_count("116.83B") == (116.83e9, 0.005e9)
     assert models.parse_count("1.04T")[0] == 1.04e12
+
+
+def test_count_by_building_equals_the_full_build():
+    from atlas.labkit.models.harness import build, count_by_building, count_tensors
+
+    for name in ("llama-3.1-8b", "deepseek-v3", "gpt-oss-120b", "gemma-3-27b"):
+        m = model(name)
+        assert count_by_building(m) == count_tensors(build(m))

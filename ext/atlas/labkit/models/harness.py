@@ -355,6 +355,24 @@ def count_tensors(module: nn.Module) -> int:
     return sum(p.numel() for p in module.parameters())
 
 
+def count_by_building(m: Model) -> int:
+    """Parameters of ``m``'s text decoder counted on real modules (meta device): the
+    embedding, head and final norm, plus one built layer of each distinct kind (attention
+    kind, dense or MoE) times the number of layers of that kind."""
+    device = torch.device("meta")
+    total = count_tensors(nn.Embedding(m.vocab, m.hidden, device=device))
+    total += count_tensors(RMSNorm(m.hidden, device))
+    if not m.tied_embeddings:
+        total += count_tensors(_linear(m.hidden, m.vocab, False, device))
+    signatures: dict[tuple, list[int]] = {}
+    for i, kind in enumerate(layer_types(m)):
+        moe = m.mlp.is_moe and i >= m.mlp.dense_layers
+        signatures.setdefault((kind, moe), []).append(i)
+    for layers in signatures.values():
+        total += len(layers) * count_tensors(Block(m, layers[0], device))
+    return total
+
+
 def scaled_down(name: str, **changes) -> Model:
     """A small model of the same family: same structure, small dimensions."""
     m = MODELS[name]
