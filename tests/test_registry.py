@@ -128,3 +128,13 @@ def test_count_by_building_equals_the_full_build():
     for name in ("llama-3.1-8b", "deepseek-v3", "gpt-oss-120b", "gemma-3-27b"):
         m = model(name)
         assert count_by_building(m) == count_tensors(build(m))
+
+
+def test_registry_matches_slime_scripts_at_the_pin():
+    from atlas.labkit.models.harness import SLIME_SCRIPTS, UpstreamUnavailable, registry_vs_slime
+
+    try:
+        diffs = {name: registry_vs_slime(name) for name in SLIME_SCRIPTS}
+    except UpstreamUnavailable as exc:
+        pytest.skip(str(exc))
+    assert diffs == {name: {} for name in SLIME_SCRIPTS}

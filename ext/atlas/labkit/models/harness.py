@@ -519,3 +519,80 @@ def megatron_counts(m: Model) -> dict[str, float]:
         if line.startswith("Total number of active parameters in billions:"):
             found["active_b"] = float(line.rsplit(":", 1)[1])
     return found
+
+
+# ---------------------------------------------------------------------------------------------
+# The registry against slime's model scripts at the pin
+# ---------------------------------------------------------------------------------------------
+
+SLIME_SCRIPTS = {
+    "llama-3.1-8b": "scripts/models/llama3.1-8B-Instruct.sh",
+    "qwen3-8b": "scripts/models/qwen3-8B.sh",
+    "qwen3-32b": "scripts/models/qwen3-32B.sh",
+    "qwen3-235b-a22b": "scripts/models/qwen3-235B-A22B.sh",
+    "qwen3-next-80b-a3b": "scripts/models/qwen3-next-80B-A3B.sh",
+    "deepseek-v3": "scripts/models/deepseek-v3.sh",
+    "kimi-k2": "scripts/models/kimi-k2.sh",
+    "glm-4.5": "scripts/models/glm4.5-355B-A32B.sh",
+}
+
+
+def slime_arguments(path: str) -> dict[str, str]:
+    """``--flag value`` pairs of a slime model script read at the pin (flags without a value
+    map to ``""``); shell variables for the layer count are resolved."""
+    import re
+
+    text, _ = _read_upstream("slime", path)
+    variables = {}
+    for name, value in re.findall(r"^(\w+)=(\S+)", text, re.M):
+        default = re.search(r":-(\d+)\}", value)
+        variables[name] = int(default.group(1)) if default else value.strip('"')
+    args: dict[str, str] = {}
+    tokens = [t for line in text.splitlines() for t in line.split("#")[0].split()]
+    for i, token in enumerate(tokens):
+        if token.startswith("--"):
+            nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+            args[token[2:]] = "" if nxt.startswith("--") or nxt == ")" else nxt.strip('"')
+    layers = args.get("num-layers", "")
+    if layers.startswith("$(("):
+        expression = re.search(r"--num-layers\s+\$\(\((.*?)\)\)", text).group(1)
+        names = re.findall(r"[A-Z_]+", expression)
+        args["num-layers"] = str(sum(int(variables[n]) for n in names))
+    elif layers.startswith("$"):
+        args["num-layers"] = str(variables[layers.strip("${}")])
+    return args
+
+
+def registry_vs_slime(name: str) -> dict[str, tuple]:
+    """Fields where the registry and slime's script disagree: ``{flag: (registry, slime)}``."""
+    m = MODELS[name]
+    a, mlp = m.attention, m.mlp
+    args = slime_arguments(SLIME_SCRIPTS[name])
+    expect = {
+        "num-layers": m.layers,
+        "hidden-size": m.hidden,
+        "num-attention-heads": a.q_heads,
+        "vocab-size": m.vocab,
+    }
+    if a.kind == "MLA":
+        expect.update({
+            "q-lora-rank": a.q_lora_rank, "kv-lora-rank": a.kv_lora_rank,
+            "qk-head-dim": a.qk_nope_dim, "qk-pos-emb-head-dim": a.qk_rope_dim,
+            "v-head-dim": a.v_head_dim,
+        })
+    else:
+        expect.update({"num-query-groups": a.kv_heads, "kv-channels": a.head_dim})
+    if not mlp.is_moe or mlp.dense_layers:
+        expect["ffn-hidden-size"] = mlp.intermediate
+    if mlp.is_moe:
+        expect.update({
+            "num-experts": mlp.experts, "moe-router-topk": mlp.top_k,
+            "moe-ffn-hidden-size": mlp.expert_intermediate,
+        })
+        if mlp.shared_experts:
+            expect["moe-shared-expert-intermediate-size"] = mlp.shared_intermediate
+    untied = "untie-embeddings-and-output-weights" in args
+    out = {k: (v, args.get(k)) for k, v in expect.items() if str(v) != args.get(k)}
+    if untied == m.tied_embeddings:
+        out["tied"] = (m.tied_embeddings, not untied)
+    return out
