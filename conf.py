@@ -29,6 +29,9 @@ extensions = [
 
 root_doc = "index"
 exclude_patterns = ["_build", "**/.ipynb_checkpoints"]
+# Every cross-reference must resolve, in every build (not only `make check`): a setting that
+# differed between targets would make each switch re-read the book.
+nitpicky = True
 templates_path: list[str] = []
 # Two builds of the same commit give the same HTML: no build date in the pages.
 html_last_updated_fmt = None

@@ -2,6 +2,7 @@
 
 One feature per subpackage, each with its own ``setup(app)`` (in the manner of sphinx-design):
 
+- ``atlas.project``: a stable configuration, the warning ledger, what strict builds allow.
 - ``atlas.assets``: MathJax and mermaid served from the build, never a CDN.
 - ``atlas.upstream``: the ``upstream`` directive and role, the registry of upstreams, git
   object reads, the snippet cache, the lock and drift tools.
@@ -15,13 +16,15 @@ One feature per subpackage, each with its own ``setup(app)`` (in the manner of s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sphinx.application import Sphinx
+if TYPE_CHECKING:  # the maintainer commands (python -m atlas.upstream ...) start without Sphinx
+    from sphinx.application import Sphinx
 
 __version__ = "0.1.0"
 
 FEATURES = (
+    "atlas.project",
     "atlas.assets",
     "atlas.upstream",
     "atlas.labs",

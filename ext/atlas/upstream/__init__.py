@@ -11,10 +11,11 @@ end), ``directive`` (the Sphinx directive and role), ``citations`` (scan pages w
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sphinx.application import Sphinx
-from sphinx.config import Config
+if TYPE_CHECKING:  # python -m atlas.upstream ... starts without importing Sphinx
+    from sphinx.application import Sphinx
+    from sphinx.config import Config
 
 STATIC = Path(__file__).resolve().parent / "static"
 

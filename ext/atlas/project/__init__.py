@@ -1,0 +1,31 @@
+"""atlas.project: the book as a project that says the truth about itself.
+
+- :mod:`atlas.project.stable`: the configuration pickled with the environment is the one the
+  next build compares with, so a no-op ``make html`` reads and writes nothing.
+- :mod:`atlas.project.ledger`: a page's warnings are reported by every build, so a strict build
+  needs no re-read to be strict and ``make html`` and ``make check`` share one environment.
+- :mod:`atlas.project.strict`: ``atlas_strict_allow``, what a strict build tolerates, without
+  changing what Sphinx reads (``suppress_warnings`` does).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sphinx.application import Sphinx
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    from atlas.project import ledger, stable, strict
+
+    # Warning types a strict build tolerates (`make check` allows upstream.missing); read by a
+    # logging filter, so changing it re-reads nothing.
+    app.add_config_value("atlas_strict_allow", [], "", types=(list, tuple))
+    app.connect("config-inited", strict.install, priority=900)
+    app.connect("config-inited", stable.snapshot, priority=999)
+    app.connect("env-get-updated", stable.before_pickle, priority=999)
+    app.connect("env-check-consistency", stable.restore, priority=0)
+    app.connect("write-started", stable.restore, priority=0)
+    app.connect("build-finished", stable.forget, priority=0)
+    ledger.install(app)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
