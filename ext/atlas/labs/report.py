@@ -47,14 +47,16 @@ class LabsReportDirective(SphinxDirective):
 def rows(
     specs: dict[str, list[LabSpec]], results: dict[str, PageResult]
 ) -> list[tuple[LabSpec, LabResult | None, str]]:
-    """Every lab with its result and environment, slowest first (then page order)."""
+    """Every lab with its result and environment, in page order (pages by name, labs as they
+    appear): never by duration, which differs from run to run and between serial and ``-j``
+    builds, so that the page is the same whatever the timings."""
     found = []
     for docname in sorted(specs):
         page = results.get(docname)
         for spec in specs[docname]:
             result = page.labs[spec.index] if page and spec.index < len(page.labs) else None
             found.append((spec, result, page.environment if page else ""))
-    return sorted(found, key=lambda row: (-(row[1].seconds if row[1] else 0.0), row[0].docname))
+    return found
 
 
 def _cell(*children: nodes.Node) -> nodes.entry:
