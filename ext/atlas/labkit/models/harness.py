@@ -527,6 +527,7 @@ def megatron_counts(m: Model) -> dict[str, float]:
 
 SLIME_SCRIPTS = {
     "llama-3.1-8b": "scripts/models/llama3.1-8B-Instruct.sh",
+    "qwen3-0.6b": "scripts/models/qwen3-0.6B.sh",
     "qwen3-8b": "scripts/models/qwen3-8B.sh",
     "qwen3-32b": "scripts/models/qwen3-32B.sh",
     "qwen3-235b-a22b": "scripts/models/qwen3-235B-A22B.sh",

@@ -643,6 +643,36 @@ for _name, _layers, _hidden, _ffn, _heads, _total in (
 
 _add(
     Model(
+        name="qwen3-0.6b",
+        family="Qwen3",
+        layers=28,
+        hidden=1024,
+        vocab=151936,
+        attention=Attention(kind="GQA", q_heads=16, kv_heads=8, head_dim=128, qk_norm=True),
+        mlp=MLP(intermediate=3072),
+        tied_embeddings=True,
+        context=32768,
+        position="RoPE (base 1,000,000)",
+        reported=Reported(total="0.6B", active="0.6B", ref="cite:yang2025qwen3",
+                          where="Table 1 (the model's name)"),
+        sources=(
+            Source(
+                f"{SLIME}/scripts/models/qwen3-0.6B.sh",
+                "Megatron arguments: 28 layers, hidden 1024, FFN 3072, 16 heads / 8 query "
+                "groups, kv-channels 128, QK layernorm, vocabulary 151936, no untie flag "
+                "(embeddings tied)",
+                ("layers", "hidden", "vocab", "attention", "mlp", "tied_embeddings",
+                 "position"),
+            ),
+            Source("cite:yang2025qwen3", "Table 1 (context 32K for the 0.6B model)",
+                   ("context",)),
+        ),
+        notes="The model nano-vllm's examples run; the serving chapter sizes its cache.",
+    )
+)
+
+_add(
+    Model(
         name="qwen3-235b-a22b",
         family="Qwen3",
         layers=94,
