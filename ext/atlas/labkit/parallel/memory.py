@@ -12,6 +12,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from atlas.labkit.registry.models import model as registry_model
+
 from atlas.labkit.harness import GIB  # one GIB for the whole book
 
 # Bytes per parameter of mixed-precision Adam: bf16 weights and gradients; fp32 master copy,
@@ -42,8 +44,22 @@ class TransformerShape:
         return self.layers * per_layer + self.vocab * h + head + h
 
 
-# Llama 2 7B (Touvron et al., 2023): 32 layers, hidden 4096, MLP 11008, 32 heads, vocab 32000.
-LLAMA2_7B = TransformerShape(layers=32, hidden=4096, ffn=11008, heads=32, kv_heads=32, vocab=32000)
+def from_registry(name: str) -> TransformerShape:
+    """The shape of the book's model registry entry ``name`` (every figure there is cited)."""
+    m = registry_model(name)
+    return TransformerShape(
+        layers=m.layers,
+        hidden=m.hidden,
+        ffn=m.mlp.intermediate,
+        heads=m.attention.q_heads,
+        kv_heads=m.attention.kv_heads,
+        vocab=m.vocab,
+        tied_embeddings=m.tied_embeddings,
+    )
+
+
+# Llama 2 7B (Touvron et al., 2023), from the model registry.
+LLAMA2_7B = from_registry("llama-2-7b")
 
 
 def ledger(n_params: int, dp: int = 1, zero_stage: int = 0) -> dict[str, float]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from atlas.labkit.harness import GIB, MIB  # one GIB for the whole book
+from atlas.labkit.registry.models import model as registry_model
 
 
 @dataclass(frozen=True)
@@ -54,35 +55,31 @@ class ModelConfig:
         return 4 * self.num_layers * self.num_heads * self.head_dim
 
 
-# config.json of Qwen/Qwen3-0.6B on the Hugging Face Hub (the model nano-vllm's README uses).
-QWEN3_0_6B = ModelConfig(
-    name="Qwen3-0.6B",
-    num_layers=28,
-    hidden_size=1024,
-    num_heads=16,
-    num_kv_heads=8,
-    head_dim=128,
-    intermediate_size=3072,
-    vocab_size=151936,
-    tie_embeddings=True,
-    dtype_bytes=2,
-    source="https://huggingface.co/Qwen/Qwen3-0.6B/blob/main/config.json",
-)
+def from_registry(name: str, label: str, dtype_bytes: int = 2) -> ModelConfig:
+    """A ``ModelConfig`` with the shapes of the book's model registry entry ``name``
+    (``atlas.labkit.registry.models``, where every figure names its source)."""
+    m = registry_model(name)
+    a = m.attention
+    return ModelConfig(
+        name=label,
+        num_layers=m.layers,
+        hidden_size=m.hidden,
+        num_heads=a.q_heads,
+        num_kv_heads=a.kv_heads,
+        head_dim=a.head_dim,
+        intermediate_size=m.mlp.intermediate,
+        vocab_size=m.vocab,
+        tie_embeddings=m.tied_embeddings,
+        dtype_bytes=dtype_bytes,
+        source=f"atlas.labkit.registry.models: {name}",
+    )
 
-# config.json of meta-llama/Meta-Llama-3-8B (the same shapes as Table 3 of the Llama 3 paper).
-LLAMA_3_8B = ModelConfig(
-    name="Llama-3-8B",
-    num_layers=32,
-    hidden_size=4096,
-    num_heads=32,
-    num_kv_heads=8,
-    head_dim=128,
-    intermediate_size=14336,
-    vocab_size=128256,
-    tie_embeddings=False,
-    dtype_bytes=2,
-    source="https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json",
-)
+
+# Qwen3-0.6B, the model nano-vllm's README uses.
+QWEN3_0_6B = from_registry("qwen3-0.6b", "Qwen3-0.6B")
+
+# Llama 3 8B; Llama 3.1 8B has the same shapes (Table 3 of the Llama 3 paper).
+LLAMA_3_8B = from_registry("llama-3.1-8b", "Llama-3-8B")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from atlas.labkit.registry.hardware import gpu
 from atlas.labkit.serving.models import ModelConfig
 
 
@@ -28,13 +29,13 @@ class Gpu:
         return self.peak_flops / self.bandwidth
 
 
-# NVIDIA H100 SXM5: 989 TFLOP/s dense BF16 (1,979 with sparsity), 3.35 TB/s HBM3, 80 GB.
+# NVIDIA H100 SXM, from the book's hardware registry (dense BF16, HBM bandwidth, capacity).
 H100_SXM = Gpu(
     name="H100 SXM",
-    peak_flops=989e12,
-    bandwidth=3.35e12,
-    memory_bytes=80 * 10**9,
-    source="https://www.nvidia.com/en-us/data-center/h100/",
+    peak_flops=gpu("H100-SXM").peak("bf16"),
+    bandwidth=gpu("H100-SXM").hbm_bandwidth,
+    memory_bytes=int(gpu("H100-SXM").hbm_bytes),
+    source="atlas.labkit.registry.hardware: H100-SXM",
 )
 
 
