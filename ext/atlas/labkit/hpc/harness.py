@@ -31,6 +31,11 @@ from atlas.labkit.hpc import collectives as coll
 
 
 # -- multi-rank checks ------------------------------------------------------------------------
+def in_order(rank: int, world: int, calls: list[tuple[Any, ...]]) -> list[Any]:
+    """Run several rank functions one after another in one process group (one start-up)."""
+    return [fn(rank, world, *args) for fn, *args in calls]
+
+
 def ring_vs_library(rank: int, world: int, numel: int = 4096) -> dict[str, Any]:
     """Hand-built ring all-reduce, reduce-scatter + all-gather, and halving/doubling, each
     against ``dist.all_reduce`` of the same float64 tensor; bytes and messages counted."""
