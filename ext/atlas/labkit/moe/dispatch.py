@@ -225,3 +225,17 @@ def expected_remote_nodes(num_experts: int, k: int, nodes: int, max_nodes: int) 
         raise ValueError("closed form given for one node or for no limit")
     per_node = num_experts // nodes
     return (nodes - 1) * (1 - math.comb(num_experts - per_node, k) / math.comb(num_experts, k))
+
+
+def low_latency_bytes(tokens: int, k: int, hidden: int, phase: str) -> int:
+    """Bytes a rank sends in one low-latency dispatch or combine: one message per (token,
+    expert), no deduplication. A dispatch message is a 16-byte header (the token's index and
+    reserved fields), the hidden vector in FP8 and one FP32 scale per 128 values; a combine
+    message is the expert's output in BF16."""
+    if phase == "dispatch":
+        per_message = 16 + hidden + hidden // 128 * 4
+    elif phase == "combine":
+        per_message = 2 * hidden
+    else:
+        raise ValueError(f"unknown phase {phase!r}")
+    return tokens * k * per_message
