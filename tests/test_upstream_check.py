@@ -66,7 +66,11 @@ def test_check_reports_unlocked_then_lock_then_ok(capsys, book, stores, demo) ->
     assert load_revs(book) == {"demo@v1": demo.tags["v1"]}
     code, out = run(capsys, "check", "--root", str(book), "--stores", str(stores))
     assert code == 0 and [r[-1] for r in rows(out)] == ["ok"] * 3
-    assert out.rstrip().endswith("3 ok")
+    assert "\n3 ok\n" in out
+    # the line range is the one citation that nothing guards (the others cite symbols)
+    assert [r[-2] for r in rows(out)] == ["NONE", "symbol", "symbol"]
+    assert out.rstrip().endswith("so that a range that shifted is caught")
+    assert "1 line-range citation(s) have no guard" in out
 
 
 def test_check_offline_uses_lock_and_reports_missing(capsys, book, stores) -> None:

@@ -49,6 +49,18 @@ class Row:
             )
         return self.res.message
 
+    @property
+    def guard(self) -> str:
+        """What keeps a citation on the right code when lines move: a symbol selector, a
+        ``:contains:`` text, or nothing ("NONE"; a line range at a fixed pin shifted by a few
+        lines is otherwise invisible). Whole files need none."""
+        spec = self.site.spec
+        if spec is None or spec.selector is None:
+            return ""
+        if spec.is_symbol:
+            return "symbol"
+        return "contains" if self.site.options.get("contains") else "NONE"
+
 
 _ROOT: list[Path] = [Path.cwd()]  # the book of this run (for the commands messages print)
 
@@ -101,10 +113,11 @@ def resolve_sites(
 
 
 def table(rows: list[Row]) -> str:
-    """A plain-text table; each problem's message on the line below its row."""
-    head = ("page", "line", "citation", "status")
-    cells = [(r.site.page, str(r.site.line), r.site.raw, r.status) for r in rows]
-    widths = [max([len(head[i])] + [len(c[i]) for c in cells]) for i in range(4)]
+    """A plain-text table; each problem's message on the line below its row. The guard
+    column says which line-range citations nothing guards (NONE)."""
+    head = ("page", "line", "citation", "guard", "status")
+    cells = [(r.site.page, str(r.site.line), r.site.raw, r.guard, r.status) for r in rows]
+    widths = [max([len(head[i])] + [len(c[i]) for c in cells]) for i in range(len(head))]
     fmt = "  ".join(f"{{:{'>' if i == 1 else '<'}{w}}}" for i, w in enumerate(widths))
     out = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
     for row, cell in zip(rows, cells, strict=True):
@@ -164,7 +177,7 @@ def run_check(args: argparse.Namespace) -> int:
         fix = f"run `{command(args.root, 'lock')}` to drop it, and commit upstreams.lock"
         print(json.dumps([
             {"page": r.site.page, "line": r.site.line, "citation": r.site.raw,
-             "status": r.status, "message": r.message} for r in rows
+             "guard": r.guard, "status": r.status, "message": r.message} for r in rows
         ] + [
             {"page": "upstreams.lock", "line": s.line, "citation": s.key, "status": STALE,
              "message": f"no page cites it; {fix}"} for s in stale
@@ -174,6 +187,13 @@ def run_check(args: argparse.Namespace) -> int:
         if stale:
             print(stale_table(stale, args.root))
         print("\n" + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) if rows else "")
+        unguarded = sum(1 for r in rows if r.guard == "NONE")
+        if unguarded:
+            print(
+                f"{unguarded} line-range citation(s) have no guard (guard NONE): add "
+                ":contains: TEXT, or cite a symbol (path::Class.method), so that a range "
+                "that shifted is caught"
+            )
         if resolver.packages:  # package upstreams: what is installed, against the pins
             from atlas.upstream.packages import status_lines
 

@@ -31,10 +31,12 @@ from atlas.upstream.lock import LockEntry, load_lock, load_revs, lock_key, text_
 from atlas.upstream.registry import Upstream, git_env, load_registry, object_store
 from atlas.upstream.select import (
     DEFAULT_MAX_LINES,
+    ContainsError,
     Segment,
     SelectError,
     apply_options,
     check_options,
+    contains_hint,
     decode,
     language_for,
     parse_emphasis,
@@ -273,6 +275,19 @@ class Resolver:
         res.source = "objects"
         return snippet
 
+    def _contains_hint(self, res: Resolution, snippet: CachedSnippet, exc: ContainsError) -> str:
+        """The message of a wrong ``:contains:``, with where the text occurs in the file."""
+        store = self.store(res.upstream) if isinstance(res.upstream, Upstream) else None
+        if store is None or res.spec is None:
+            return str(exc)
+        path = snippet.path or res.spec.path
+        try:
+            text = self._text(store, snippet.blob, path)
+        except (MissingObject, GitStoreError, LookupError):
+            return str(exc)
+        where = f"{path} at {(res.commit or '')[:8]}"
+        return contains_hint(exc, text, where, res.spec.selector)
+
     def _text(self, store: GitStore, blob: str, path: str) -> str:
         """A blob's text, kept for the next citation of the same file (a book cites the same
         files again and again; each read is a round trip to git)."""
@@ -383,6 +398,8 @@ class Resolver:
             segments = apply_options(list(snippet.segments), options)
             if options.get("emphasize-lines"):
                 res.emphasize = parse_emphasis(options["emphasize-lines"], segments)
+        except ContainsError as exc:  # name the lines where the text is, at this commit
+            raise _Fail(self._contains_hint(res, snippet, exc)) from None
         except SelectError as exc:
             raise _Fail(str(exc)) from None
         res.segments = segments

@@ -181,14 +181,59 @@ def dedent(segments: list[Segment], value: str) -> list[Segment]:
     return [Segment(s.start, tuple(line[n:] for line in s.lines)) for s in segments]
 
 
-def contains(segments: list[Segment], value: str) -> list[Segment]:
-    text = "\n".join(line for seg in segments for line in seg.lines)
-    if value not in text:
+class ContainsError(SelectError):
+    """``:contains:`` not met: the text, and the lines that were looked at."""
+
+    def __init__(self, value: str, segments: list[Segment]) -> None:
+        self.value = value
+        self.spans = [(seg.start, seg.end) for seg in segments]
         shown = f"lines {segments[0].start}-{segments[-1].end}"
-        raise SelectError(
+        super().__init__(
             f":contains: {value!r} is not in the selection ({shown}); the range is probably "
             "wrong for this commit: re-read the file at the pin and fix the selector"
         )
+
+
+def occurrences(text: str, value: str) -> list[int]:
+    """The 1-based lines of ``text`` where ``value`` starts (every occurrence)."""
+    found, start = [], text.find(value)
+    while value and start >= 0:
+        found.append(text.count("\n", 0, start) + 1)
+        start = text.find(value, start + 1)
+    return sorted(set(found))
+
+
+def contains_hint(error: ContainsError, text: str, where: str, selector: str | None) -> str:
+    """What a wrong ``:contains:`` means, with the one edit that fixes it: the lines of the
+    file (at the commit cited) where the text really is, and the selector moved onto them."""
+    lines = occurrences(text, error.value)
+    first, last = error.spans[0][0], error.spans[-1][1]
+    shown = f"lines {first}-{last}" if first != last else f"line {first}"
+    head = f":contains: {error.value!r} is not in the selection ({shown})"
+    if not lines:
+        return (
+            f"{head}, nor anywhere in {where}: the guard's text is wrong, or the code it "
+            "guards is gone; re-read the file at this commit"
+        )
+    at = ", ".join(map(str, lines[:8])) + (", ..." if len(lines) > 8 else "")
+    head += f"; in {where} it occurs at line{'s' if len(lines) > 1 else ''} {at}"
+    if selector is None or selector.startswith("::"):
+        return f"{head}: cite the code that holds it, or fix the guard's text"
+    # the smallest move that brings an occurrence inside one of the ranges
+    shift = min(
+        (k - b if k > b else k - a for k in lines for a, b in error.spans),
+        key=lambda move: (abs(move), move),
+    )
+    moved = ",".join(
+        f"{a + shift}" if a == b else f"{a + shift}-{b + shift}" for a, b in error.spans
+    )
+    return f"{head}: cite :{moved} (every range moved by {shift:+d} lines)"
+
+
+def contains(segments: list[Segment], value: str) -> list[Segment]:
+    text = "\n".join(line for seg in segments for line in seg.lines)
+    if value not in text:
+        raise ContainsError(value, segments)
     return segments
 
 
