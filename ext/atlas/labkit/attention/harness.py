@@ -53,6 +53,21 @@ def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((a - b).abs().max())
 
 
+def reference_attention(q, k, v, causal=False, allowed=None, scale=None):
+    """PyTorch's own ``scaled_dot_product_attention`` (its math path on CPU): the independent
+    reference the chapter's labs compare against. ``q`` ``[..., M, d]``, ``k`` and ``v``
+    ``[..., N, d]``; ``allowed`` a boolean ``[M, N]`` mask (True: may attend); a causal mask is
+    aligned to the last query, as in FlashAttention. Rows with no allowed key give zeros."""
+    m, n = q.shape[-2], k.shape[-2]
+    mask = torch.ones(m, n, dtype=torch.bool)
+    if causal:
+        mask &= torch.arange(n)[None, :] <= torch.arange(m)[:, None] + (n - m)
+    if allowed is not None:
+        mask &= allowed
+    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
+    return out.nan_to_num(0.0) * mask.any(dim=-1, keepdim=True)
+
+
 # -- a small einops ---------------------------------------------------------------------------
 _TOKEN = re.compile(r"\(|\)|\.\.\.|[A-Za-z_][A-Za-z0-9_]*|\d+")
 
