@@ -215,7 +215,8 @@ class UpstreamDirective(SphinxDirective):
 
 
 class UpstreamRole(SphinxRole):
-    """``{upstream}`NAME@REV PATH:SELECTOR``: a checked link labelled ``file.py:L10–L40``."""
+    """``{upstream}`NAME@REV PATH:SELECTOR``: a checked link labelled ``file.py:L10–L40``, or
+    ``path/file.py::Class.method`` for a symbol (its lines in the title and the permalink)."""
 
     def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
         location = self.get_location_tuple()
@@ -225,7 +226,10 @@ class UpstreamRole(SphinxRole):
             return [
                 nodes.literal(self.rawtext, self.text, classes=["upstream-ref", "upstream-broken"])
             ], []
-        label = res.label()
+        # a symbol reads as what it is, path::Class.method; its lines are in the title (the
+        # caption, NAME@sha · path · L12–L92) and in the permalink (#L12-L92)
+        spec = res.spec
+        label = f"{spec.path}{spec.selector}" if spec.is_symbol else res.label()
         ref = nodes.reference(
             self.rawtext, "", refuri=res.permalink or "", classes=["upstream-ref"]
         )
