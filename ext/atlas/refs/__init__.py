@@ -43,6 +43,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
         check_bibfiles,
         check_one_citation_list,
         check_page,
+        fail_on_bib_problems,
         quiet_duplicate_key_warnings,
     )
     from atlas.refs.directive import ChapterReferences
@@ -51,6 +52,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.setup_extension("sphinxcontrib.bibtex")
     app.add_directive("chapter-references", ChapterReferences)
     app.connect("builder-inited", check_bibfiles)
+    app.connect("build-finished", fail_on_bib_problems)
     app.connect("builder-inited", quiet_duplicate_key_warnings)
     app.connect("doctree-read", check_page)
     app.connect("env-check-consistency", check_one_citation_list)

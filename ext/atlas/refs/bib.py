@@ -2,7 +2,10 @@
 
 The rules (each problem names the file, the line and the fix):
 
-- every entry has a ``url`` (http or https): the bibliography is also the book's link list;
+- every entry has a ``url`` (http or https) or a ``doi``: the bibliography is also the book's
+  link list;
+- no TeX math (``$O(n^2)$``) in what the bibliography prints: the style prints it as literal
+  text, lowercased (``$o(n^2)$``), in HTML and PDF alike;
 - ``eprint`` of an arXiv entry is a well-formed identifier without version;
 - an arxiv.org ``url`` is the abs page of a well-formed identifier, and matches ``eprint``;
 - a key appears once (two chapter writers append to the same file).
@@ -22,6 +25,8 @@ ENTRY_START = re.compile(
     r"^[ \t]*@(?P<type>[A-Za-z]+)[ \t]*[{(][ \t]*(?P<key>[^,\s]+)[ \t]*,", re.M
 )
 NON_ENTRIES = {"comment", "preamble", "string"}
+# Fields the bibliography does not print as text (math there is harmless).
+NOT_PRINTED = {"url", "doi", "eprint", "archiveprefix", "eprinttype", "file", "primaryclass"}
 
 
 @dataclass(frozen=True)
@@ -145,7 +150,23 @@ def check_entry(shown: str, entry: BibEntry) -> list[Problem]:
     found: list[Problem] = []
     url = entry.fields.get("url", "").strip()
     eprint = entry.fields.get("eprint", "").strip()
-    if not url:
+    for name, value in entry.fields.items():
+        if name in NOT_PRINTED:
+            continue
+        math = re.search(r"(?<!\\)\$[^$]*\$?", value)
+        if math:
+            found.append(
+                Problem(
+                    shown,
+                    entry.line_of(name),
+                    f"entry '{entry.key}': {name} has TeX math {math.group(0)!r}, which the "
+                    "bibliography prints as literal, lowercased text: write it in words or "
+                    "Unicode, braced to keep its case (e.g. {O(n²)} for $O(n^2)$)",
+                )
+            )
+    if not url and entry.fields.get("doi", "").strip():
+        pass  # the style links the DOI
+    elif not url:
         hint = (
             f"https://arxiv.org/abs/{eprint}"
             if eprint
@@ -153,7 +174,9 @@ def check_entry(shown: str, entry: BibEntry) -> list[Problem]:
         )
         found.append(
             Problem(
-                shown, entry.line, f"entry '{entry.key}' has no url field: add url = {{{hint}}}"
+                shown,
+                entry.line,
+                f"entry '{entry.key}' has no url field: add url = {{{hint}}} (or doi = {{...}})",
             )
         )
     elif not re.match(r"^https?://[^\s/]+", url):

@@ -70,16 +70,30 @@ def quiet_duplicate_key_warnings(app: Sphinx) -> None:
     target.addFilter(_AlreadyReported(app))
 
 
+_BIB_PROBLEMS: dict[int, int] = {}  # id(app) -> problems found in the .bib files this build
+
+
 def check_bibfiles(app: Sphinx) -> None:
     """builder-inited: every rule of every entry (cheap, so on every build)."""
+    count = 0
     for bib in bibliographies(app):
         for problem in bib.problems:
+            count += 1
             logger.error(
                 problem.message,
                 location=f"{shown(app, bib.path)}:{problem.line}",
                 type="atlas",
                 subtype="refs.bib",
             )
+    _BIB_PROBLEMS[id(app)] = count
+
+
+def fail_on_bib_problems(app: Sphinx, exception: BaseException | None) -> None:
+    """build-finished: a bibliography that breaks a rule fails the build (exit 1), even
+    without -W; each problem was reported at its line of the .bib file."""
+    count = _BIB_PROBLEMS.pop(id(app), 0)
+    if exception is None and count:
+        app.statuscode = 1
 
 
 def node_line(node: nodes.Node) -> int | None:
