@@ -519,3 +519,46 @@ def resume_run(steps: int, stop_at: int | None = None, state: dict[str, Any] | N
         if stop_at is not None and it == stop_at:
             return {"state": resume_state(model, opt, consumed, it), "losses": losses}
     return {"params": torch.cat([p.detach().flatten() for p in model.parameters()]), "losses": losses}
+
+
+def sharded_metadata_matches(tp: int, seed: int = 3) -> list[bool]:
+    """Per TP rank: does our sharded state of the MLP carry the global shape, offset,
+    fragmentation and replica id that Megatron's ``ShardedTensor.from_rank_offsets`` gives the
+    same local tensors, cut the way Megatron's column- and row-parallel layers cut them?"""
+    from atlas.labkit.training.ckpt import mlp_sharded_state_dict
+
+    megatron = megatron_sharded_tensor()
+    out = []
+    for rank in range(tp):
+        ours = mlp_sharded_state_dict(*_tp_slices(_dense_mlp(seed), tp, rank), tp=tp, rank=rank)
+        axes = {"fc1.weight": [(0, rank, tp)], "fc1.bias": [(0, rank, tp)],
+                "fc2.weight": [(1, rank, tp)], "fc2.bias": []}
+        theirs = [megatron.from_rank_offsets(sh.key, sh.data, *axes[sh.key], replica_id=sh.replica_id)
+                  for sh in ours]
+        out.append(all(
+            (o.global_shape, o.global_offset, o.axis_fragmentations, o.replica_id)
+            == (tuple(t.global_shape), tuple(t.global_offset), tuple(t.axis_fragmentations), t.replica_id)
+            for o, t in zip(ours, theirs)))
+    return out
+
+
+def small_config_bytes(s: int, b: int, h: int, a: int, layers: int, recompute: str | None) -> dict[str, int]:
+    """Build ``layers`` bf16 GPT layers with the mixed-precision Adam, run one step, and
+    measure what is held: the bytes of every tensor of the model and the optimizer, and the
+    bytes autograd saved for backward during the forward pass."""
+    from atlas.labkit.training.mixed import MixedPrecisionAdam
+    from atlas.labkit.training.recompute import build_stack, stack_forward
+
+    stack = build_stack(layers, h, a, recompute)
+    opt = MixedPrecisionAdam(stack.parameters())
+    x = torch.randn(s, b, h, dtype=torch.bfloat16, requires_grad=True)
+    with SavedBytes(stack.parameters()) as saved:
+        y = stack_forward(stack, x, recompute)
+    y.float().pow(2).mean().backward()
+    applied, _ = opt.step()
+    return {
+        "params": sum(p.numel() for p in stack.parameters()),
+        "state": sum(tensor_bytes(v) for v in opt.state_tensors().values()),
+        "activations": saved.total,
+        "applied": applied,
+    }

@@ -150,7 +150,8 @@ def search(m: Model, gpus: int, gpu_bytes: float, seq: int, micro_batch: int, gl
         lay = item[0]
         n_micro = global_batch // (micro_batch * lay.dp)
         bubble = (lay.pp - 1) / (n_micro + lay.pp - 1)
-        extra = recompute_flops_overhead(seq, m.hidden, lay.recompute, m.mlp.intermediate)
+        kv = m.attention.kv_heads * m.attention.head_dim
+        extra = recompute_flops_overhead(seq, m.hidden, lay.recompute, m.mlp.intermediate, kv, True)
         return (bubble + extra, lay.tp, lay.pp)
 
     return sorted(fits, key=cost)

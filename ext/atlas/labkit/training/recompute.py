@@ -181,16 +181,21 @@ def activation_bytes(
     return {"korthikanti": paper, "norm_stats": stats, "total": paper + stats}
 
 
-def recompute_flops_overhead(s: int, h: int, mode: str | None, ffn: int | None = None) -> float:
+def recompute_flops_overhead(
+    s: int, h: int, mode: str | None, ffn: int | None = None, kv: int | None = None,
+    gated: bool = False,
+) -> float:
     """Extra compute of recomputation, as a fraction of a layer's forward plus backward.
 
-    A layer's forward costs ``24 s h^2`` FLOPs per sequence in its matrix multiplications (QKV,
-    projection, two 4h MLP matrices: ``2 s (3h^2 + h^2 + 8h^2)``) plus ``4 s^2 h`` in attention
-    (scores and weighted sum); backward costs twice the forward. Full recomputation adds one
+    Per sequence, a layer's forward costs ``2 s (2 h^2 + 2 h kv + m h f)`` FLOPs in its matrix
+    multiplications (Q and output projections, K and V of width ``kv``, an MLP of ``m`` = 2
+    matrices of width ``f``, or 3 when gated) and ``4 s^2 h`` in attention (scores and weighted
+    sum, no causal saving); backward costs twice the forward. Full recomputation adds one
     forward; selective adds only the attention part.
     """
     ffn = 4 * h if ffn is None else ffn
-    gemm = 2 * s * (4 * h * h + 2 * h * ffn)
+    kv = h if kv is None else kv
+    gemm = 2 * s * (2 * h * h + 2 * h * kv + (3 if gated else 2) * h * ffn)
     attn = 4 * s * s * h
     step = 3 * (gemm + attn)
     extra = {None: 0, "selective": attn, "full": gemm + attn}[mode]
