@@ -294,14 +294,38 @@ def ep_dispatch_check(
 
 
 # -- EPLB ----------------------------------------------------------------------------------------
-def eplb_matches_upstream(load: torch.Tensor, replicas: int, groups: int, nodes: int, gpus: int) -> bool:
-    """Our placement and EPLB's ``rebalance_experts`` give the same physical-to-logical map."""
+def eplb_matches_upstream(
+    load: torch.Tensor, replicas: int, groups: int, nodes: int, gpus: int
+) -> dict[str, Any]:
+    """Our placement against EPLB's ``rebalance_experts`` at the pin, on one layer's loads.
+
+    ``counts``: the same number of copies of every expert. ``loads``: the same load on the GPUs
+    of each node, up to their order (to 1e-6 relative). EPLB sorts with ``torch.sort``, which
+    may order equal weights (two copies of one expert) differently from our stable sort, and
+    sums in float32, so equally good plans can put a copy on a different GPU of the same node.
+    ``exact``: the same physical-to-logical map, slot by slot.
+    """
     mod = load_eplb()
     theirs, _, count = mod.rebalance_experts(load.view(1, -1), replicas, groups, nodes, gpus)
+    theirs = theirs[0].tolist()
     ours = our_eplb.rebalance(load, replicas, groups, nodes, gpus)
-    return torch.equal(torch.tensor(ours.phy2log), theirs[0]) and torch.equal(
-        torch.tensor(ours.count), count[0]
+    per_gpu, per_node = replicas // gpus, gpus // nodes
+    values = [float(v) for v in load]
+
+    def node_loads(phy2log: list[int]) -> list[list[float]]:
+        gpu = [
+            sum(values[e] / ours.count[e] for e in phy2log[g * per_gpu : (g + 1) * per_gpu])
+            for g in range(gpus)
+        ]
+        return [sorted(gpu[n * per_node : (n + 1) * per_node]) for n in range(nodes)]
+
+    counts_ok = ours.count == count[0].tolist()
+    loads_ok = counts_ok and all(
+        abs(a - b) <= 1e-6 * max(abs(a), 1.0)
+        for na, nb in zip(node_loads(ours.phy2log), node_loads(theirs))
+        for a, b in zip(na, nb)
     )
+    return {"counts": counts_ok, "loads": loads_ok, "exact": ours.phy2log == theirs}
 
 
 def moe_flops_measured(shape: MoEShape, tokens: int) -> int:
