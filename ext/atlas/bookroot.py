@@ -109,7 +109,7 @@ def command(root: Path, *args: str, cwd: Path | None = None) -> str:
     target = MAKE_TARGETS.get(tuple(args))
     if target and cwd == root and source == SOURCE and _has_make_target(root, target):
         return f"make {target}"
-    tail = "" if _inside(cwd, root) and source == SOURCE else f" --root {root}"
+    tail = "" if _inside(cwd, root) else f" --root {root}"
     if source != SOURCE:
         tail += f" --source {source}"
     return f"{python(cwd)} -m atlas.upstream {' '.join(args)}{tail}"

@@ -19,7 +19,6 @@ from typing import Any
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.config import Config
-from sphinx.errors import ConfigError
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
@@ -43,19 +42,6 @@ def _node_modules(config: Config) -> Path:
     return Path(config.atlas_node_modules)
 
 
-def _check_assets(app: Sphinx, config: Config) -> None:
-    """Fail early, in one line, when ``npm ci`` has not been run."""
-    if app.builder is not None and app.builder.format != "html":
-        return
-    root = _node_modules(config)
-    missing = [src for src, _ in MERMAID_FILES + MATHJAX_FILES if not (root / src).exists()]
-    if missing:
-        raise ConfigError(
-            f"offline assets missing from {root}: {', '.join(missing)}. "
-            "Fix: run `npm ci` in the repository root (`make html` does it for you)."
-        )
-
-
 def _config_inited(app: Sphinx, config: Config) -> None:
     config.html_static_path = [*config.html_static_path, str(STATIC)]
 
@@ -63,7 +49,7 @@ def _config_inited(app: Sphinx, config: Config) -> None:
 def _builder_inited(app: Sphinx) -> None:
     if app.builder.format != "html":
         return
-    _check_assets(app, app.config)
+    # the files copied at the end were checked by atlas.project.files (one clean error)
     # Replace sphinxcontrib-mermaid's ES-module loader (CDN or module import) with ours.
     for listener in list(app.events.listeners.get("html-page-context", [])):
         handler = listener.handler

@@ -17,7 +17,6 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.environment import BuildEnvironment
 from sphinx.environment.collectors import EnvironmentCollector
-from sphinx.errors import ConfigError
 
 from atlas.labs import execute
 from atlas.labs.directive import LabDirective, lab_node
@@ -72,16 +71,6 @@ class LabsCollector(EnvironmentCollector):
             reports.add(docname)
 
 
-def _check_config(app: Sphinx, config: Config) -> None:
-    if config.atlas_labs_mode not in MODES:
-        raise ConfigError(
-            f"atlas_labs_mode is {config.atlas_labs_mode!r}; use one of {', '.join(MODES)} "
-            "(e.g. -D atlas_labs_mode=force)"
-        )
-    if int(config.atlas_labs_memory_limit_mb) < 0:
-        raise ConfigError("atlas_labs_memory_limit_mb must be 0 (no cap) or a number of MiB")
-
-
 def _add_static(app: Sphinx, config: Config) -> None:
     # At config-inited, so that the pickled config and the new one agree (no spurious rebuild).
     if str(STATIC) not in config.html_static_path:
@@ -125,7 +114,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("lab", LabDirective)
     app.add_directive("labs-report", LabsReportDirective)
     app.add_env_collector(LabsCollector)
-    app.connect("config-inited", _check_config)
+    # atlas_labs_mode and the other settings are checked by atlas.project.config
     app.connect("config-inited", _add_static)
     app.add_css_file("atlas-labs.css")
     app.connect("env-get-outdated", _on_env_get_outdated)

@@ -6,6 +6,9 @@
   needs no re-read to be strict and ``make html`` and ``make check`` share one environment.
 - :mod:`atlas.project.strict`: ``atlas_strict_allow``, what a strict build tolerates, without
   changing what Sphinx reads (``suppress_warnings`` does).
+- :mod:`atlas.project.config`: every ``atlas_*`` setting checked in one place;
+  :mod:`atlas.project.files`: the lock, ``.gitmodules`` and gitlinks, the ``.bib`` files, the
+  assets; :mod:`atlas.project.errors`: one clean error each (file, line, what, fix; exit 2).
 """
 
 from __future__ import annotations
@@ -16,11 +19,16 @@ from sphinx.application import Sphinx
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    from atlas.project import ledger, stable, strict
+    from atlas.project import config, files, ledger, stable, strict
 
     # Warning types a strict build tolerates (`make check` allows upstream.missing); read by a
     # logging filter, so changing it re-reads nothing.
     app.add_config_value("atlas_strict_allow", [], "", types=(list, tuple))
+    # Broken project files and settings stop the build with one clean error each (exit 2),
+    # before anything reads them.
+    app.connect("config-inited", config.check_settings, priority=1)
+    app.connect("config-inited", files.check_project_files, priority=2)
+    app.connect("builder-inited", files.check_assets, priority=999)
     app.connect("config-inited", strict.install, priority=900)
     app.connect("config-inited", stable.snapshot, priority=999)
     app.connect("env-get-updated", stable.before_pickle, priority=999)
@@ -28,4 +36,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("write-started", stable.restore, priority=0)
     app.connect("build-finished", stable.forget, priority=0)
     ledger.install(app)
+    config.check_overrides(app)  # now, before the other features read or convert them
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -53,7 +53,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("chapter-references", ChapterReferences)
     app.connect("builder-inited", check_bibfiles)
     app.connect("build-finished", fail_on_bib_problems)
-    app.connect("builder-inited", quiet_duplicate_key_warnings)
+    app.connect("builder-inited", quiet_duplicate_key_warnings, priority=100)  # before bibtex
     app.connect("doctree-read", check_page)
     app.connect("env-check-consistency", check_one_citation_list)
     app.connect("env-get-outdated", _chapter_docs_changed)

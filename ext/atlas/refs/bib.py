@@ -13,8 +13,6 @@ The rules (each problem names the file, the line and the fix):
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,13 +123,9 @@ def load(path: Path) -> Bibliography:
     try:
         import pybtex.errors
 
-        previous = pybtex.errors.strict
-        pybtex.errors.set_strict_mode(False)  # duplicates are reported above, with their lines
-        try:
-            with contextlib.redirect_stderr(io.StringIO()):  # pybtex prints what we report
-                data = parser.parse_string(text)
-        finally:
-            pybtex.errors.set_strict_mode(previous)
+        # duplicates are reported above, with their lines; pybtex neither raises nor prints
+        with pybtex.errors.capture():
+            data = parser.parse_string(text)
     except Exception as exc:  # pybtex raises its own types and plain ones for syntax errors
         problems.append(Problem(shown, 1, f"pybtex cannot parse the file: {exc}"))
         return Bibliography(path, entries, problems)

@@ -56,6 +56,9 @@ class _AlreadyReported(logging_std.Filter):
         self.app = app
 
     def filter(self, record: logging_std.LogRecord) -> bool:
+        if getattr(record, "subtype", None) == "bibfile_data_error":
+            # a key given twice: reported by check_bibfiles, at both lines, with the fix
+            return "repeated bibliography entry" not in record.getMessage()
         if getattr(record, "subtype", None) != "key_not_found":
             return True
         match = re.match(r'could not find bibtex key "([^"]+)"', record.getMessage())
@@ -64,10 +67,11 @@ class _AlreadyReported(logging_std.Filter):
 
 
 def quiet_duplicate_key_warnings(app: Sphinx) -> None:
-    target = logging_std.getLogger("sphinx.sphinxcontrib.bibtex.domain")
-    for old in [f for f in target.filters if isinstance(f, _AlreadyReported)]:
-        target.removeFilter(old)  # one per process: the app of an earlier build is gone
-    target.addFilter(_AlreadyReported(app))
+    for name in ("sphinx.sphinxcontrib.bibtex.domain", "sphinx.sphinxcontrib.bibtex.bibfile"):
+        target = logging_std.getLogger(name)
+        for old in [f for f in target.filters if isinstance(f, _AlreadyReported)]:
+            target.removeFilter(old)  # one per process: the app of an earlier build is gone
+        target.addFilter(_AlreadyReported(app))
 
 
 _BIB_PROBLEMS: dict[int, int] = {}  # id(app) -> problems found in the .bib files this build

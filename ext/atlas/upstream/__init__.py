@@ -21,12 +21,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 
 
 def _config_inited(app: Sphinx, config: Config) -> None:
-    if config.atlas_upstream_lock not in ("update", "frozen"):
-        from sphinx.errors import ConfigError
-
-        raise ConfigError(
-            f"atlas_upstream_lock must be 'update' or 'frozen', not {config.atlas_upstream_lock!r}"
-        )
+    # atlas_upstream_lock and the other settings are checked by atlas.project.config
     if str(STATIC) not in [str(p) for p in config.html_static_path]:
         config.html_static_path.append(str(STATIC))
 
