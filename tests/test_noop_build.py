@@ -91,3 +91,40 @@ def test_allowed_warning_types_are_not_counted(book: Path) -> None:
     assert status == 0, check
     assert read_and_written(check) == (0, 0)
     assert problems(check) == []
+
+
+def test_a_page_with_a_wrong_citation_is_not_reread_while_nothing_outside_changes(
+    make_app, tmp_path: Path, rootdir: Path, fixture_git_config
+) -> None:
+    from io import StringIO
+
+    from gitfixtures import FixtureUpstream, make_book, stores_dir
+    from upstream_demo import make_demo
+
+    demo = make_demo(tmp_path / "demo")
+    root = shutil.copytree(rootdir / "test-upstream", tmp_path / "book")
+    (root / "index.md").write_text("# P\n\n```{upstream} demo pkg/net.py:99\n```\n")
+    make_book(root, {}, {"demo": FixtureUpstream(demo, pin=demo.head)})
+    stores = stores_dir(tmp_path / "stores", {"demo": demo})
+
+    def again(stores_root: Path):
+        status = StringIO()
+        app = make_app(
+            "html", srcdir=root, status=status, warning=StringIO(),
+            confoverrides={"atlas_upstreams_root": str(stores_root)},
+        )  # fmt: skip
+        app.build()
+        log = re.sub(r"\x1b\[[0-9;]*m", "", status.getvalue() + app.warning.getvalue())
+        app.cleanup()
+        return app.statuscode, log
+
+    status, log = again(stores)
+    assert status == 1 and "run past the end of pkg/net.py" in log
+    status, log = again(stores)  # nothing changed: nothing read, the error still reported
+    assert "0 added, 0 changed, 0 removed" in log
+    assert status == 1 and "index.md:3: ERROR: upstream citation" in log
+    assert "run past the end of pkg/net.py" in log
+    pack = demo.git_dir / "objects" / "pack"  # a fetch brings a pack: the page is re-read
+    os.utime(pack, ns=(pack.stat().st_atime_ns, pack.stat().st_mtime_ns + 10**9))
+    status, log = again(stores)
+    assert "0 added, 1 changed, 0 removed" in log and status == 1

@@ -297,11 +297,18 @@ def merge_info(
 def outdated(
     app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
 ) -> list[str]:
-    """Pages to re-read though unchanged: those with a wrong or placeholder citation (objects
-    may have been fetched or the lock fixed since) and those citing an upstream whose pin
-    moved (a bumped gitlink changes what an unqualified citation shows)."""
+    """Pages to re-read though unchanged: those with a wrong or placeholder citation, when what
+    they read from outside the pages changed (objects fetched, the lock edited, a package
+    installed; otherwise the ledger of atlas.project repeats their errors and a no-op build
+    reads nothing), and those citing an upstream whose pin moved (a bumped gitlink changes what
+    an unqualified citation shows)."""
     env_init(app, env)
-    again = set(env.atlas_upstream_errors) | env.atlas_upstream_missing  # type: ignore[attr-defined]
+    state = outside_state(resolver(env))
+    if getattr(env, "atlas_upstream_state", None) != state:
+        again = set(env.atlas_upstream_errors) | env.atlas_upstream_missing  # type: ignore[attr-defined]
+    else:
+        again = set()
+    env.atlas_upstream_state = state  # type: ignore[attr-defined]
     registry = resolver(env).registry
     packages = resolver(env).packages  # a package's pin is its version in pyproject.toml
     for docname, used in env.atlas_upstream_pins.items():  # type: ignore[attr-defined]
@@ -310,6 +317,34 @@ def outdated(
             if (up.pin if up else None) != pin:
                 again.add(docname)
     return sorted((again & set(env.found_docs)) - removed)
+
+
+def outside_state(res: Resolver) -> str:
+    """A digest of what citations read from outside the pages: the lock, the object stores
+    (their packs and refs), the snippet cache, the installed packages. Cheap: file stats."""
+    import hashlib
+    import os
+    import sys
+
+    from atlas.upstream.lock import lock_path
+    from atlas.upstream.registry import object_store
+
+    def stamp(path: Path) -> str:
+        try:
+            st = path.stat()
+        except OSError:
+            return f"{path}:-"
+        return f"{path}:{st.st_mtime_ns}:{st.st_size}"
+
+    parts = [stamp(lock_path(res.book_root)), stamp(res.cache.folder)]
+    for name, up in sorted(res.registry.items()):
+        git_dir = object_store(res.book_root, up, res.stores_root)
+        parts.append(f"{name}:{up.pin}:{git_dir}")
+        if git_dir is not None:
+            for sub in ("objects", "objects/pack", "refs", "refs/tags", "packed-refs"):
+                parts.append(stamp(git_dir / sub))
+    parts += [stamp(Path(p)) for p in sys.path if p and os.path.isdir(p)]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 def build_finished(app: Sphinx, exception: BaseException | None) -> None:
