@@ -113,16 +113,21 @@ def test_expect_failure_is_strict(book) -> None:
 @pytest.mark.skipif(device() != "cpu", reason="this machine has a GPU: the lab runs")
 def test_needs_cuda_is_skipped_visibly_without_a_gpu(book) -> None:
     app, warnings = book
-    assert "skip.md" not in warnings
+    assert "Needs a GPU" not in warnings  # a hardware skip is no warning
     page = text(app, "skip")
     assert "Skipped: needs CUDA, and this machine has no GPU." in page
 
 
 def test_a_lab_that_raises_skiptest_is_skipped_visibly_not_failed(book) -> None:
-    """How a lab whose prerequisite is absent (upstream objects it runs) says so."""
+    """How a lab whose prerequisite is absent (upstream objects it runs) says so: visibly on
+    the page, and as a warning of its own type (a skip is not a pass), never as an error."""
     app, warnings = book
-    assert "skip.md" not in warnings  # the example after the skip never ran
     assert "Skipped: the fixture's prerequisite is absent." in text(app, "skip")
+    skips = [line for line in warnings.splitlines() if "skip.md" in line]
+    assert len(skips) == 1  # the SkipTest lab; the :needs: cuda lab is not reported
+    assert re.search(r"skip\.md:\d+: WARNING: lab \"Needs something this machine lacks\" skipped: "
+                     r"the fixture's prerequisite is absent\..*\[lab\.skipped\]", skips[0])
+    assert "ERROR" not in skips[0]  # the example after the skip never ran
 
 
 def test_exception_on_one_rank_reaches_the_lab_with_its_traceback(book) -> None:

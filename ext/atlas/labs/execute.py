@@ -17,7 +17,15 @@ from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
 from atlas.labs.cache import LABKIT, ResultCache, imports_digest, page_key, upstreams_digest
-from atlas.labs.model import CRASHED, NOT_RUN, OK_STATUSES, LabResult, LabSpec, PageResult
+from atlas.labs.model import (
+    CRASHED,
+    NOT_RUN,
+    OK_STATUSES,
+    SKIPPED,
+    LabResult,
+    LabSpec,
+    PageResult,
+)
 from atlas.labs.report import problem_line, problem_text, write_junit
 from atlas.labs.runner import Job, LabRunner, ZygoteError
 
@@ -29,6 +37,11 @@ _PRESTARTED: dict[int, LabRunner] = {}  # id(app) -> runner launched at env-befo
 _FAILED: dict[int, int] = {}  # id(app) -> labs of this build that failed, crashed or timed out
 # Warning subtypes, for suppress_warnings and CI: lab.fail, lab.xpass, lab.timeout, lab.crash.
 SUBTYPES = {"failed": "fail", "xpass": "xpass", "timeout": "timeout", "crashed": "crash"}
+# A lab that skipped itself (unittest.SkipTest: the upstream objects it runs are absent) is a
+# warning of its own, lab.skipped: not a failure, but not a pass either, so a strict build
+# stops on it unless STRICT_ALLOW names it (as it names upstream.missing). A `:needs: cuda`
+# lab on a machine without a GPU is not reported: that skip is a property of the hardware.
+SKIP_SUBTYPE = "skipped"
 
 
 def build_folder(app: Sphinx) -> Path:
@@ -195,6 +208,16 @@ def _report(app: Sphinx, specs: dict[str, list[LabSpec]], results: dict[str, Pag
             continue
         for spec in specs[docname]:
             result = page.labs[spec.index] if spec.index < len(page.labs) else None
+            if result is not None and is_reported_skip(spec, result):
+                logger.warning(
+                    f'lab "{spec.title}" skipped: {result.message}. A skip is not a pass: run '
+                    "`make upstreams` so that the lab runs, or allow skips explicitly with "
+                    "STRICT_ALLOW=upstream.missing,lab.skipped",
+                    type="lab",
+                    subtype=SKIP_SUBTYPE,
+                    location=(docname, problem_line(spec, result)),
+                )
+                continue
             if result is None or result.status in OK_STATUSES or result.status == NOT_RUN:
                 continue
             failed += 1
@@ -205,6 +228,12 @@ def _report(app: Sphinx, specs: dict[str, list[LabSpec]], results: dict[str, Pag
                 location=(docname, problem_line(spec, result)),
             )
     return failed
+
+
+def is_reported_skip(spec: LabSpec, result: LabResult) -> bool:
+    """A skip the build reports as ``lab.skipped``: the lab ran and skipped itself. A lab that
+    was never started because it ``:needs:`` hardware this machine lacks is not reported."""
+    return result.status == SKIPPED and not (spec.needs and not result.examples)
 
 
 def fail_build(app: Sphinx, exception: BaseException | None) -> None:
