@@ -38,6 +38,22 @@ def varlen_attention(q, k, v, cu_q, cu_k, causal=True, block_m=64, block_n=64):
     return o
 
 
+def decode_step(q, k, v, pack_gqa, block_m=64, block_n=64, hbm=None):
+    """One decode step of one sequence: ``q`` is ``[H, d]`` (one token), ``k`` and ``v`` are
+    ``[H_kv, N, d]``. Without packing, each query head is a one-row problem of its own and
+    reads its key/value head; with packing (FlashAttention's ``PackGQA``, or FlashAttention-2's
+    swap of the group into the sequence axis), the ``G = H / H_kv`` query heads of a group are
+    the rows of one tile and read their key/value head once."""
+    heads, kv_heads, d = q.shape[0], k.shape[0], q.shape[-1]
+    group = heads // kv_heads
+    if pack_gqa:
+        o, _ = tiled_attention(q.view(kv_heads, group, d), k, v, block_m, block_n, hbm=hbm)
+        return o.reshape(heads, -1)
+    kk, vv = k.repeat_interleave(group, dim=0), v.repeat_interleave(group, dim=0)
+    o, _ = tiled_attention(q[:, None, :], kk, vv, block_m, block_n, hbm=hbm)
+    return o[:, 0]
+
+
 def split_kv(q, k, v, num_splits, block_n=64, scale=None):
     """Flash-decoding: cut the keys into ``num_splits`` ranges of whole ``block_n`` tiles and
     attend to each range separately. Returns one ``(o_i, lse_i)`` per range (a range that
