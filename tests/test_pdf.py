@@ -225,17 +225,29 @@ def test_missing_tools_print_one_apt_get_line(tmp_path: Path) -> None:
     proc = _cli("build", "--build", str(tmp_path / "b"), env=env)
     assert proc.returncode == 3
     apt = [line.strip() for line in proc.stderr.splitlines() if "apt-get" in line]
+    # the browser is found by its absolute path, not on PATH: listed only where it is absent
+    browser = "" if os.path.isfile(tools.chromium_path()) else " chromium"
     assert apt == [
         "sudo apt-get install --no-install-recommends make texlive-xetex latexmk xindy"
         " fontconfig texlive-latex-recommended texlive-latex-extra texlive-lang-chinese"
-        " fonts-freefont-otf fonts-dejavu-core fonts-noto-cjk fonts-symbola librsvg2-bin"
+        " fonts-freefont-otf fonts-dejavu-core fonts-noto-cjk fonts-symbola librsvg2-bin" + browser
     ]
     assert "xelatex (Debian package texlive-xetex)" in proc.stderr
     assert not (tmp_path / "b").exists()  # nothing was built
 
 
 @pytest.mark.sphinx("latex", testroot="pdf", confoverrides={"mermaid_cmd": "/nowhere/mmdc"})
-def test_missing_mermaid_renderer_stops_the_build(app) -> None:
+def test_missing_mermaid_renderer_stops_the_build(app, monkeypatch, tmp_path: Path) -> None:
+    # the fixture's SVG figure is converted first: a stand-in rsvg-convert lets the build reach
+    # the diagram on a machine without librsvg2-bin
+    fake = tmp_path / "bin" / "rsvg-convert"
+    fake.parent.mkdir()
+    fake.write_text(
+        '#!/bin/sh\nwhile [ $# -gt 0 ]; do [ "$1" = --output ] && shift && '
+        "printf '%%PDF-1.4\\n' > \"$1\"; shift; done\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
     with pytest.raises(PdfError) as info:
         app.build()
     message = str(info.value)
