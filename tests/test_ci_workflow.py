@@ -1,0 +1,57 @@
+"""Hosted CI builds everything .ci/run builds, on every push and pull request, keeps the HTML
+and the PDF, and publishes both on main."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def workflow() -> dict:
+    return yaml.safe_load((REPO / ".github" / "workflows" / "ci.yml").read_text(encoding="utf-8"))
+
+
+def test_runs_on_every_push_and_pull_request() -> None:
+    triggers = workflow()[True]  # YAML 1.1 reads the key `on` as True
+    assert "push" in triggers and "pull_request" in triggers
+    assert (triggers["push"] or {}).get("branches") is None  # every branch
+
+
+def test_the_steps_are_those_of_ci_run() -> None:
+    script = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    for step in ("apt-get install", "make setup", "make upstreams", "make test", "make check",
+                 "make pdf"):  # fmt: skip
+        assert step in script, step
+    runs = [s.get("run", "") for s in workflow()["jobs"]["build"]["steps"]]
+    assert ".ci/run" in runs
+
+
+def test_pip_and_npm_caches() -> None:
+    steps = workflow()["jobs"]["build"]["steps"]
+    node = next(s for s in steps if str(s.get("uses", "")).startswith("actions/setup-node"))
+    assert node["with"]["cache"] == "npm"
+    caches = [s for s in steps if str(s.get("uses", "")).startswith("actions/cache")]
+    assert any("pip" in s["with"]["path"] and "pyproject.toml" in s["with"]["key"] for s in caches)
+    pip_cache = workflow()["jobs"]["build"]["env"]["PIP_CACHE_DIR"]
+    assert pip_cache in [s["with"]["path"] for s in caches]
+
+
+def test_html_and_pdf_are_artifacts_and_published_on_main() -> None:
+    jobs = workflow()["jobs"]
+    uploads = {
+        s["with"]["name"]: s["with"]["path"]
+        for s in jobs["build"]["steps"]
+        if str(s.get("uses", "")).startswith("actions/upload-artifact")
+    }
+    assert uploads == {"html": "_build/html", "pdf": "_build/pdf/atlas.pdf"}
+    pages = [s for s in jobs["build"]["steps"] if "upload-pages-artifact" in str(s.get("uses"))]
+    assert len(pages) == 1 and "refs/heads/main" in pages[0]["if"]
+    site = next(s for s in jobs["build"]["steps"] if s.get("name", "").startswith("Site for"))
+    assert "atlas.pdf" in site["run"] and "_build/html" in site["run"]
+    publish = jobs["publish"]
+    assert publish["needs"] == "build" and "refs/heads/main" in publish["if"]
+    assert publish["permissions"] == {"pages": "write", "id-token": "write"}
+    assert publish["steps"][0]["uses"].startswith("actions/deploy-pages")
