@@ -138,3 +138,13 @@ def test_registry_matches_slime_scripts_at_the_pin():
     except UpstreamUnavailable as exc:
         pytest.skip(str(exc))
     assert diffs == {name: {} for name in SLIME_SCRIPTS}
+
+
+@pytest.mark.parametrize("name", ["llama-3.1-8b", "gpt-oss-120b", "gemma-3-27b"])
+def test_causal_prefill_is_the_mean_of_the_decode_steps(name):
+    from atlas.labkit.models.harness import run_tokens, scaled_down
+    from atlas.labkit.registry.models import flops_per_token
+
+    m = scaled_down(name, layers=3)
+    run = run_tokens(m, 10)
+    assert sum(run.flops) / 10 == flops_per_token(m, 10, "prefill")

@@ -561,6 +561,9 @@ def slime_arguments(path: str) -> dict[str, str]:
         args["num-layers"] = str(sum(int(variables[n]) for n in names))
     elif layers.startswith("$"):
         args["num-layers"] = str(variables[layers.strip("${}")])
+    for name in ("FIRST_K_DENSE_REPLACE", "N_DENSE_LAYERS"):
+        if name in variables:
+            args["dense-layers"] = str(variables[name])
     return args
 
 
@@ -588,7 +591,7 @@ def registry_vs_slime(name: str) -> dict[str, tuple]:
     if mlp.is_moe:
         expect.update({
             "num-experts": mlp.experts, "moe-router-topk": mlp.top_k,
-            "moe-ffn-hidden-size": mlp.expert_intermediate,
+            "moe-ffn-hidden-size": mlp.expert_intermediate, "dense-layers": mlp.dense_layers,
         })
         if mlp.shared_experts:
             expect["moe-shared-expert-intermediate-size"] = mlp.shared_intermediate
