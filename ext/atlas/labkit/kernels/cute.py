@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
-from typing import Union
 
-IntTuple = Union[int, tuple["IntTuple", ...]]
+IntTuple = int | tuple["IntTuple", ...]
 
 
 def flatten(t: IntTuple) -> tuple[int, ...]:
@@ -62,7 +61,7 @@ class Layout:
         """The top-level sub-layouts (a single mode for an integral layout)."""
         if isinstance(self.shape, int):
             return [self]
-        return [Layout(s, d) for s, d in zip(self.shape, self.stride)]
+        return [Layout(s, d) for s, d in zip(self.shape, self.stride, strict=True)]
 
     def __call__(self, *coord) -> int:
         """Offset of an integer index, or of a coordinate with one entry per top-level mode."""
@@ -70,13 +69,13 @@ class Layout:
             return _index(coord[0], flatten(self.shape), flatten(self.stride))
         if len(coord) == 1:
             coord = coord[0]
-        return sum(mode(c) for mode, c in zip(self.modes(), coord))
+        return sum(mode(c) for mode, c in zip(self.modes(), coord, strict=True))
 
 
 def _index(i: int, shape: tuple[int, ...], stride: tuple[int, ...]) -> int:
     """Colexicographic unfolding of ``i`` over ``shape``, the last mode unbounded."""
     offset = 0
-    for n, d in zip(shape[:-1], stride[:-1]):
+    for n, d in zip(shape[:-1], stride[:-1], strict=True):
         offset += (i % n) * d
         i //= n
     return offset + i * stride[-1]
@@ -104,7 +103,7 @@ def _from_modes(modes: list[tuple[int, int]]) -> Layout:
 def coalesce(a: Layout) -> Layout:
     """The same function with the fewest modes: drop size-1 modes, merge contiguous ones."""
     modes: list[tuple[int, int]] = []
-    for s, d in zip(flatten(a.shape), flatten(a.stride)):
+    for s, d in zip(flatten(a.shape), flatten(a.stride), strict=True):
         if s == 1:
             continue
         if modes and d == modes[-1][0] * modes[-1][1]:  # next stride = size x stride
@@ -120,7 +119,7 @@ def _compose_mode(a: Layout, s: int, d: int) -> Layout:
     if s == 1:
         return Layout(1, 0)
     flat = coalesce(a)
-    modes = list(zip(flatten(flat.shape), flatten(flat.stride)))
+    modes = list(zip(flatten(flat.shape), flatten(flat.stride), strict=True))
     # 1. divide out d from the left; the last mode is unbounded and absorbs what is left
     strided: list[tuple[int, int]] = []
     rest = d
@@ -171,10 +170,8 @@ def complement(a: Layout, cotarget: int) -> Layout:
     stride becomes a mode of the complement, and a final mode repeats the whole up to
     ``cotarget``.
     """
-    modes = sorted(
-        ((s, d) for s, d in zip(flatten(a.shape), flatten(a.stride)) if s != 1 and d != 0),
-        key=lambda m: m[1],
-    )
+    pairs = zip(flatten(a.shape), flatten(a.stride), strict=True)
+    modes = sorted(((s, d) for s, d in pairs if s != 1 and d != 0), key=lambda m: m[1])
     result: list[tuple[int, int]] = []
     covered = 1  # the stride the next complement mode starts at
     for s, d in modes:
@@ -213,5 +210,5 @@ class Swizzle:
 
 def composition_by_mode(a: Layout, tiler: tuple[Layout, ...]) -> Layout:
     """Compose mode ``i`` of ``A`` with ``tiler[i]`` (CuTe's tiler ``<B0, B1, ...>``)."""
-    parts = [composition(mode, t) for mode, t in zip(a.modes(), tiler)]
+    parts = [composition(mode, t) for mode, t in zip(a.modes(), tiler, strict=True)]
     return Layout(tuple(p.shape for p in parts), tuple(p.stride for p in parts))

@@ -35,7 +35,7 @@ def pipeline(comm: list[float], compute: list[float], comm_first: bool = True) -
     comm_free = compute_free = 0.0
     comm_spans: list[tuple[float, float]] = []
     compute_spans: list[tuple[float, float]] = []
-    for c, g in zip(comm, compute):
+    for c, g in zip(comm, compute, strict=True):
         if comm_first:
             start = comm_free
             comm_spans.append((start, start + c))

@@ -3,7 +3,8 @@
 Each kernel is one *program* of a launch grid: it computes its offsets from its program id,
 loads a block through a mask, computes on the whole block, and stores through the same mask.
 Each wrapper allocates the output, chooses the grid and launches. Under ``TRITON_INTERPRET=1``
-(set by this package's ``__init__``, which Python runs before this module) the same code runs on the CPU.
+(set by this package's ``__init__``, which Python runs before this module) the same code runs
+on the CPU.
 """
 
 from __future__ import annotations
