@@ -29,10 +29,8 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 import atlas
-
 from atlas.labkit.registry.models import (
     MODELS,
-    Attention,
     Model,
     kv_bytes,
     kv_bytes_per_token,

@@ -103,7 +103,7 @@ class MLP:
     shared_intermediate: int = 0
     dense_layers: int = 0
     expert_bias: bool = False  # biases on the expert projections (gpt-oss)
-    router_bias: bool = False  # a per-expert bias on the router (gpt-oss; DeepSeek's balancing bias)
+    router_bias: bool = False  # per-expert router bias (gpt-oss; DeepSeek's balancing bias)
     shared_gate: bool = False  # a sigmoid gate on the shared expert's output (Qwen3-Next)
 
     @property
@@ -627,7 +627,7 @@ for _name, _layers, _hidden, _ffn, _heads, _total in (
                               where="Table 1"),
             sources=(
                 Source(
-                    f"{SLIME}/scripts/models/{_name.replace('qwen3-8b', 'qwen3-8B').replace('qwen3-32b', 'qwen3-32B')}.sh",
+                    f"{SLIME}/scripts/models/{_name.replace('b', 'B')}.sh",
                     "Megatron arguments: layers, hidden, FFN, heads, query groups, kv-channels, "
                     "vocabulary, QK layernorm, untied head",
                     ("layers", "hidden", "vocab", "attention", "mlp", "tied_embeddings"),
