@@ -85,3 +85,10 @@ def flops_per_token(shape: MoEShape) -> int:
     return 2 * shape.experts * shape.hidden + 2 * 3 * shape.hidden * shape.ffn * (
         shape.topk + shape.shared
     )
+
+
+def expected_experts_touched(num_experts: int, k: int, tokens: int) -> float:
+    """Experts of one layer that at least one of ``tokens`` tokens routes to, on average, when
+    each token picks a uniform random k-subset: ``E (1 - (1 - k/E)^B)``. Their weights must be
+    read from memory in that step, whatever the number of rows each receives."""
+    return num_experts * (1 - (1 - k / num_experts) ** tokens)
