@@ -59,8 +59,23 @@ def counts(log: str) -> dict[str, int | bool]:
     return {
         "read": read,
         "written": written,
+        "read_docs": re.findall(r"^reading sources\.\.\. \[\s*\d+%\] (\S+)", log, re.M),
         "config_changed": "The configuration has changed" in log,
     }
+
+
+def reread_always(book: Path) -> list[str]:
+    """Pages Sphinx itself re-reads on every build (a toctree naming a page that does not
+    exist yet), from the pickled environment."""
+    import pickle
+
+    sys.path.insert(0, str(book / "ext"))
+    try:
+        with open(book / BUILD / "doctrees" / "environment.pickle", "rb") as fh:
+            env = pickle.load(fh)
+        return sorted(env.reread_always)
+    except Exception:  # noqa: BLE001 - a report, not a check
+        return []
 
 
 def main() -> int:
@@ -91,6 +106,7 @@ def main() -> int:
         run(book, make_html, env)
         _, log, status = run(book, make_check, env)
         check_counts = {**counts(log), "exit": status}
+        always = reread_always(book)
     result = {
         "make_html_noop_s": round(statistics.median(make_times), 3),
         "sphinx_build_noop_s": round(statistics.median(sphinx_times), 3),
@@ -99,6 +115,10 @@ def main() -> int:
         "make_html_noop": make_counts,
         "sphinx_build_noop": sphinx_counts,
         "make_check_after_html": check_counts,
+        "sphinx_rereads_always": always,
+        "commit": subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip(),
     }
     print(
         f"no-op make html {result['make_html_noop_s']} s, no-op sphinx-build "
@@ -107,8 +127,14 @@ def main() -> int:
     for name in ("make_html_noop", "sphinx_build_noop", "make_check_after_html"):
         c = result[name]
         changed = ", configuration changed" if c["config_changed"] else ""
+        docs = f": {', '.join(c['read_docs'])}" if c["read_docs"] else ""
         print(f"  {name}: {c['read']} documents read, {c['written']} pages written{changed}"
-              f" (exit {c['exit']})")  # fmt: skip
+              f" (exit {c['exit']}){docs}")  # fmt: skip
+    if always:
+        print(
+            f"  Sphinx re-reads on every build the pages whose toctree names a page that does not "
+            f"exist yet: {', '.join(always)} (and the pages listing all labs and problems follow)"
+        )
     print(json.dumps(result))
     return 0
 
