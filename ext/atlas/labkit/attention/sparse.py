@@ -132,3 +132,14 @@ def topk_attention(q, k, v, indices, scale=None):
     s = torch.einsum("thd,tkhd->thk", q, kg) * scale
     s = s.masked_fill(~valid[:, None, :], NEG_INF)
     return torch.einsum("thk,tkhd->thd", torch.softmax(s, dim=-1), vg)
+
+
+def add_learned_sink(o, lse, sink):
+    """Fold a learned sink into a finished attention output (gpt-oss, FlashAttention-4).
+
+    A sink is a virtual key with a learned score ``sink`` (one per head) and a zero value: it
+    takes a share of the softmax mass and returns nothing. Given the output ``o`` and log-sum-exp
+    ``lse`` of ordinary attention, only the denominator changes.
+    """
+    lse_new = torch.logaddexp(lse, sink)
+    return o * torch.exp(lse - lse_new)[..., None], lse_new
