@@ -7,8 +7,8 @@
 - ``upstream_module`` and ``upstream_functions``: run upstream reference code (fla's naive
   recurrences, FlashAttention's test mask, Megatron's unfused DSA) read from its git objects
   at the pinned commit, executed in memory under its own file name. When the objects are
-  absent the loaders raise ``UpstreamUnavailable`` (a ``unittest.SkipTest``); ``or_skip``
-  turns that into one visible ``SKIPPED:`` line.
+  absent the loaders raise ``UpstreamUnavailable``, a ``unittest.SkipTest``: the lab that
+  needs them is skipped, visibly, with the reason.
 """
 
 from __future__ import annotations
@@ -239,12 +239,3 @@ def upstream_functions(
     if missing:
         raise LookupError(f"{label}/{path} defines no top-level {missing}")
     return found
-
-
-def or_skip(loader: Callable[[], object]) -> object | None:
-    """Call ``loader``; when upstream objects are missing print one SKIPPED line, return None."""
-    try:
-        return loader()
-    except UpstreamUnavailable as exc:
-        print(f"SKIPPED: upstream code at its pin is not available here: {exc}")
-        return None
