@@ -216,3 +216,77 @@ def test_bad_arguments_are_clear_errors() -> None:
         harness.ep_moe_matches_reference(0, 3)
     with pytest.raises(ValueError, match="heads"):
         harness.ulysses_matches_full(0, 3)
+
+
+def test_measured_memory_matches_the_ledger(four_ranks: list[dict[str, Any]]) -> None:
+    for method in ("ddp", "zero1", "zero2", "zero3"):
+        assert all(harness.zero_memory_matches_ledger(r[method], method, 4) for r in four_ranks)
+
+
+def test_zero2_keeping_full_gradients_is_noticed() -> None:
+    """The measurement, not the shapes, decides: a ZeRO-2 run that kept its full gradients
+    holds n + n/4 gradient elements and fails the ledger check."""
+    run = {"numel": 100, "held": {"params": 100, "grads": 125, "moments": 50, "master": 25}}
+    assert not harness.zero_memory_matches_ledger(run, "zero2", 4)
+    run["held"]["grads"] = 25
+    assert harness.zero_memory_matches_ledger(run, "zero2", 4)
+
+
+def test_context_parallel_counts_equal_closed_forms(four_ranks: list[dict[str, Any]]) -> None:
+    for r in four_ranks:
+        assert r["ring"]["work_ok"] and r["ring_balanced"]["work_ok"]
+        assert r["ring"]["sent_ok"] and r["ulysses"]["sent_ok"]
+
+
+def test_sdpa_reference_is_causal_attention() -> None:
+    from atlas.labkit.harness import causal_attention
+
+    gen = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(10, 2, 4, generator=gen, dtype=torch.float64) for _ in range(3))
+    assert torch.allclose(harness.sdpa_causal(q, k, v), causal_attention(q, k, v))
+
+
+def test_expert_loads_equal_the_reference(four_ranks: list[dict[str, Any]]) -> None:
+    assert all(r["ep"]["load_ok"] and r["ep_capped"]["load_ok"] for r in four_ranks)
+
+
+def test_renormalised_top1_gate_gives_no_router_gradient() -> None:
+    assert harness.router_gradient(1, "renormalized") < 1e-12
+    assert harness.router_gradient(1, "raw") > 1
+    with pytest.raises(ValueError, match="gates must be one of"):
+        expert.route(torch.zeros(2, 4), torch.zeros(3, 4), 1, None, gates="softmax")
+
+
+@pytest.mark.parametrize(("kind", "v"), [("gpipe", 1), ("1f1b", 1), ("interleaved", 2)])
+@pytest.mark.parametrize(("p", "m"), [(2, 4), (4, 8), (8, 16)])
+def test_peaks_and_bubble_ratio_equal_formulas(kind: str, v: int, p: int, m: int) -> None:
+    sim = pipeline.simulate(kind, p, m, v)
+    assert sim.peak_activations == [pipeline.peak_formula(kind, p, m, s, v) for s in range(p)]
+    busy = m * 3.0
+    ratio = (sim.total - busy) / busy
+    assert ratio == pytest.approx(pipeline.bubble_ratio_formula(kind, p, m, v), abs=1e-12)
+
+
+def test_executed_1f1b_peak_is_p_minus_s(four_ranks: list[dict[str, Any]]) -> None:
+    peaks = [r["1f1b"]["peak_activations"] for r in four_ranks]
+    assert peaks == [pipeline.peak_formula("1f1b", 4, 8, s) for s in range(4)]
+
+
+@pytest.mark.parametrize(("tp", "sp"), [(1, False), (2, False), (4, True)])
+def test_measured_activations_equal_korthikanti(tp: int, sp: bool) -> None:
+    got = harness.measured_activation_bytes(32, 2, 64, 8, tp=tp, sp=sp)
+    assert got["total"] - got["norm_stats"] == memory.activation_bytes_per_layer(
+        32, 2, 64, 8, tp=tp, sp=sp
+    )
+
+
+def test_bytes_per_parameter_are_measured() -> None:
+    assert harness.measured_bytes_per_param() == memory.MIXED_ADAM
+
+
+def test_rank_groups_equal_megatron_rank_generator() -> None:
+    try:
+        groups = harness.megatron_rank_groups({"tp": 2, "cp": 2, "ep": 1, "dp": 2, "pp": 2}, "dp")
+    except harness.UpstreamUnavailable as exc:
+        pytest.skip(str(exc))
+    assert groups == memory.rank_groups({"tp": 2, "cp": 2, "ep": 1, "dp": 2, "pp": 2}, "dp")

@@ -9,7 +9,7 @@ one process reaches by training on the whole batch with the same Adam:
 - :class:`ShardedAdam` keeps full parameters but only ``1/N`` of the Adam state; it
   reduce-scatters the gradients so that each rank receives the slice it updates, then
   all-gathers the updated parameters. Stage 2 also drops the full gradients after the
-  reduce-scatter, so only ``1/N`` of them stays in memory.
+  reduce-scatter and keeps only the reduced slice, so only ``1/N`` of them stays in memory.
 - :class:`ZeroLinear` keeps only ``1/N`` of its parameters; forward and backward each gather
   the full weight for the moment they need it, and backward reduce-scatters the gradient.
 """
@@ -122,6 +122,8 @@ class ShardedAdam:
                 p.grad = None
         self.master.grad = shard_grad
         self.opt.step()
+        if self.stage == 1:  # stage 1 keeps the full gradients; the slice was a scratch copy
+            self.master.grad = None
         full = torch.empty(self.padded, dtype=self.master.dtype)
         self.log.add("all_gather", full.numel())
         dist.all_gather_single(full, self.master.detach())

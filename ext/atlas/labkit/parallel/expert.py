@@ -1,11 +1,15 @@
 """Expert parallelism: a top-k mixture-of-experts layer with all-to-all dispatch and combine.
 
 Every rank holds its own tokens and ``E / P`` of the experts. A replicated router picks ``k``
-experts per token; each rank sorts its (token, expert) assignments by the rank that owns the
-expert, exchanges counts, and sends the token rows there with one all-to-all (dispatch). The
-owners run their experts and send the results back with the reverse all-to-all (combine), where
-they are weighted by the gates and summed per token. The all-to-all is differentiable (its
-backward is the reverse all-to-all), so gradients flow through the same exchange.
+experts per token; each rank sorts its (token, expert) assignments by expert, which groups them
+by the rank that owns the expert. The per-expert counts of all ranks are all-gathered (as
+Megatron-LM does over its TP x EP group), so every rank knows how many rows it sends to and
+receives from each other rank, and for which of its experts. Token rows travel to the experts'
+ranks with one all-to-all and their gates with a second (dispatch); the owners run their experts
+and scale each row by its gate between the activation and the second matrix, as Megatron-LM's
+grouped MLP does; the reverse all-to-all brings the rows back, where they are only summed per
+token (combine). The all-to-all is differentiable (its backward is the reverse all-to-all), so
+gradients flow through the same exchanges.
 
 Capacity follows GShard: each rank's tokens are a group, and an expert accepts at most
 ``ceil(capacity_factor * tokens * k / E)`` assignments from a group, in token order.
@@ -23,6 +27,7 @@ import torch.nn.functional as F
 from atlas.labkit.parallel.comm import CommLog
 
 DTYPE = torch.float64
+GATES = ("renormalized", "raw")
 
 
 class MoEWeights:
@@ -37,25 +42,42 @@ class MoEWeights:
             t.requires_grad_()
 
 
-def expert_mlp(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
-    return F.linear(F.gelu(F.linear(x, w1)), w2)
+def expert_mlp(
+    x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, gate: torch.Tensor | None = None
+) -> torch.Tensor:
+    """``w2 (g * gelu(w1 x))``: the gate, when given, scales the activation before ``w2``
+    (equal to scaling the output, since ``w2`` is linear and has no bias here)."""
+    h = F.gelu(F.linear(x, w1))
+    if gate is not None:
+        h = h * gate[:, None]
+    return F.linear(h, w2)
 
 
 def route(
-    x: torch.Tensor, router: torch.Tensor, k: int, capacity_factor: float | None
+    x: torch.Tensor,
+    router: torch.Tensor,
+    k: int,
+    capacity_factor: float | None,
+    gates: str = "renormalized",
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Top-k routing of one group of tokens.
 
-    Returns, for the kept assignments in token order: token index, expert index and gate (the
-    top-k probabilities renormalised to sum to one per token); plus the router probabilities
-    and the expert of every assignment before dropping (for the load-balancing loss).
+    ``gates="renormalized"``: the top-k probabilities divided by their sum (GShard; Megatron's
+    default softmax over the top-k logits is the same numbers); with ``k = 1`` every gate is 1.
+    ``gates="raw"``: the probabilities themselves (Switch Transformer; Megatron with
+    ``moe_router_pre_softmax``). Returns, for the kept assignments in token order: token
+    index, expert index and gate; plus the router probabilities and the expert of every
+    assignment before dropping (for the load-balancing loss).
     """
+    if gates not in GATES:
+        raise ValueError(f"gates must be one of {GATES}, got {gates!r}")
     experts = router.shape[0]
     probs = torch.softmax(x @ router.T, dim=-1)
     top_p, top_e = probs.topk(k, dim=-1)
-    gates = top_p / top_p.sum(-1, keepdim=True)
+    if gates == "renormalized":
+        top_p = top_p / top_p.sum(-1, keepdim=True)
     token = torch.arange(x.shape[0]).repeat_interleave(k)
-    expert, gate = top_e.reshape(-1), gates.reshape(-1)
+    expert, gate = top_e.reshape(-1), top_p.reshape(-1)
     keep = torch.ones_like(expert, dtype=torch.bool)
     if capacity_factor is not None:
         capacity = math.ceil(capacity_factor * x.shape[0] * k / experts)
@@ -73,17 +95,10 @@ def load_balancing_loss(probs: torch.Tensor, expert: torch.Tensor, experts: int)
     return experts * (f * probs.mean(0)).sum()
 
 
-def moe_reference(
-    x: torch.Tensor, w: MoEWeights, k: int, capacity_factor: float | None
-) -> torch.Tensor:
-    """The layer on one device: every expert local, a loop over experts."""
-    token, expert, gate, _, _ = route(x, w.router, k, capacity_factor)
-    out = torch.zeros_like(x)
-    for e in range(w.router.shape[0]):
-        sel = expert == e
-        y = expert_mlp(x[token[sel]], w.w1[e], w.w2[e])
-        out = out.index_add(0, token[sel], y * gate[sel, None])
-    return out
+def router_z_loss(logits: torch.Tensor) -> torch.Tensor:
+    """ST-MoE's router z-loss: the mean squared log-sum-exp of each token's router logits.
+    It keeps logits small, so that the softmax stays in a range where rounding is harmless."""
+    return torch.logsumexp(logits, dim=-1).pow(2).mean()
 
 
 class _AllToAll(torch.autograd.Function):
@@ -113,30 +128,37 @@ def moe_expert_parallel(
     k: int,
     capacity_factor: float | None,
     log: CommLog,
+    gates: str = "renormalized",
 ) -> tuple[torch.Tensor, list[int]]:
     """The layer with experts spread over the ranks. Returns the output for the local tokens
     and how many token rows each local expert processed."""
-    world = dist.get_world_size()
-    per_rank = w1_local.shape[0]
-    token, expert, gate, _, _ = route(x, router, k, capacity_factor)
+    world, rank = dist.get_world_size(), dist.get_rank()
+    per_rank, experts = w1_local.shape[0], router.shape[0]
+    token, expert, gate, _, _ = route(x, router, k, capacity_factor, gates)
     order = torch.argsort(expert, stable=True)  # group assignments by expert, hence by rank
     token, expert, gate = token[order], expert[order], gate[order]
-    send = torch.bincount(expert // per_rank, minlength=world)
-    recv = torch.empty_like(send)
-    dist.all_to_all_single(recv, send)  # how many rows each rank will send here
-    send_l, recv_l = send.tolist(), recv.tolist()
-    rows = _AllToAll.apply(x[token], send_l, recv_l, log)  # dispatch
-    ids = torch.empty(sum(recv_l), dtype=expert.dtype)
-    dist.all_to_all_single(ids, expert, recv_l, send_l)
-    ids = ids - dist.get_rank() * per_rank
+    # 1. every rank learns every rank's per-expert counts (an all-gather, as in Megatron-LM)
+    counts = torch.bincount(expert, minlength=experts)
+    table = torch.empty(world * experts, dtype=counts.dtype)
+    log.add("all_gather_counts", table.numel())
+    dist.all_gather_single(table, counts)
+    table = table.view(world, experts)  # table[j, e]: rows rank j sends to expert e
+    mine = table[:, rank * per_rank : (rank + 1) * per_rank]  # [source rank, local expert]
+    send = counts.view(world, per_rank).sum(1).tolist()
+    recv = mine.sum(1).tolist()
+    # 2. dispatch: the rows, then their gates, to the ranks of their experts
+    rows = _AllToAll.apply(x[token], send, recv, log)
+    row_gates = _AllToAll.apply(gate, send, recv, log)
+    # rows arrive grouped by source rank, then by expert: label each with its local expert
+    ids = torch.arange(per_rank).repeat(world).repeat_interleave(mine.reshape(-1))
+    # 3. the local experts, each on its rows, the gate applied before the second matrix
     y = torch.zeros_like(rows)
     load = []
     for e in range(per_rank):
-        sel = ids == e
-        load.append(int(sel.sum()))
-        y = y.index_put(
-            (sel.nonzero().squeeze(1),), expert_mlp(rows[sel], w1_local[e], w2_local[e])
-        )
-    back = _AllToAll.apply(y, recv_l, send_l, log)  # combine
-    out = torch.zeros_like(x).index_add(0, token, back * gate[:, None])
+        sel = (ids == e).nonzero().squeeze(1)
+        load.append(int(sel.numel()))
+        y = y.index_put((sel,), expert_mlp(rows[sel], w1_local[e], w2_local[e], row_gates[sel]))
+    # 4. combine: the reverse exchange; the token's rank only sums its k rows
+    back = _AllToAll.apply(y, recv, send, log)
+    out = torch.zeros_like(x).index_add(0, token, back)
     return out, load

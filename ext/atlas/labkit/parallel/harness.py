@@ -10,8 +10,12 @@ the implementations; this module only builds inputs, runs, and compares.
 
 from __future__ import annotations
 
+import ast
 import functools
+import math
+import unittest
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -19,7 +23,8 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
-from atlas.labkit.harness import causal_attention
+import atlas
+
 from atlas.labkit.parallel.comm import CommLog
 from atlas.labkit.parallel.context import ring_attention, shard_positions, ulysses_attention
 from atlas.labkit.parallel.data import (
@@ -31,15 +36,36 @@ from atlas.labkit.parallel.data import (
 )
 from atlas.labkit.parallel.expert import (
     MoEWeights,
+    expert_mlp,
     load_balancing_loss,
     moe_expert_parallel,
-    moe_reference,
     route,
 )
+from atlas.labkit.parallel.memory import ledger
 from atlas.labkit.parallel.pipeline import run_pipeline, schedule, stage_forward
 from atlas.labkit.parallel.tensor import DenseBlock, ParallelBlock, all_reduce
 
 DTYPE = torch.float64
+
+
+def sdpa_causal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Full causal attention by PyTorch's own ``scaled_dot_product_attention`` on one device:
+    the reference the context-parallel labs compare with, sharing no code with
+    :mod:`.context`. Tensors are ``[sequence, heads, dim]``."""
+    out = F.scaled_dot_product_attention(
+        q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1), is_causal=True
+    )
+    return out.transpose(0, 1)
+
+
+def ring_work_formula(seq: int, rank: int, world: int, balanced: bool) -> int:
+    """Visible (query, key) pairs of one rank under a causal mask, in closed form: a chunk of
+    ``n`` queries starting at position ``j n`` sees ``j n^2 + n (n + 1) / 2`` pairs."""
+    if not balanced:
+        n = seq // world
+        return rank * n * n + n * (n + 1) // 2
+    n = seq // (2 * world)
+    return (2 * world - 1) * n * n + n * (n + 1)
 
 
 def _qkv(seq: int, heads: int, dim: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -55,14 +81,14 @@ def ring_attention_matches_full(
     heads: int = 2,
     dim: int = 8,
 ) -> dict[str, Any]:
-    """Ring attention on this rank's share of the sequence against full causal attention.
+    """Ring attention on this rank's share of the sequence against :func:`sdpa_causal`.
 
     Returns ``ok`` (allclose on this rank's rows), ``max_abs_diff``, ``work`` (visible query-key
-    pairs this rank computed), ``positions`` (the first and last of each chunk it holds) and
-    ``sent`` (key/value elements it sent).
+    pairs this rank computed) with ``work_ok`` (equal to :func:`ring_work_formula`), and
+    ``sent`` (key/value elements it sent) with ``sent_ok`` (``P - 1`` blocks of ``2 (s/P) h d``).
     """
     q, k, v = _qkv(seq, heads, dim)
-    full = causal_attention(q, k, v)
+    full = sdpa_causal(q, k, v)
     pos = shard_positions(seq, rank, world_size, balanced)
     log = CommLog()
     out, work = ring_attention(q[pos], k[pos], v[pos], pos, log)
@@ -70,18 +96,21 @@ def ring_attention_matches_full(
         "ok": torch.allclose(out, full[pos], rtol=1e-10, atol=1e-12),
         "max_abs_diff": (out - full[pos]).abs().max().item(),
         "work": work,
+        "work_ok": work == ring_work_formula(seq, rank, world_size, balanced),
         "sent": log.elements["send"],
+        "sent_ok": log.elements["send"] == (world_size - 1) * 2 * (seq // world_size) * heads * dim,
     }
 
 
 def ulysses_matches_full(
     rank: int, world_size: int, seq: int = 64, heads: int = 4, dim: int = 8
 ) -> dict[str, Any]:
-    """Ulysses attention on a contiguous sequence shard against full causal attention."""
+    """Ulysses attention on a contiguous sequence shard against :func:`sdpa_causal`;
+    ``sent_ok``: four all-to-alls of ``(s/P) h d`` elements, of which ``(P-1)/P`` leave."""
     if heads % world_size:
         raise ValueError(f"Ulysses needs heads ({heads}) divisible by ranks ({world_size})")
     q, k, v = _qkv(seq, heads, dim)
-    full = causal_attention(q, k, v)
+    full = sdpa_causal(q, k, v)
     pos = shard_positions(seq, rank, world_size, balanced=False)
     log = CommLog()
     out = ulysses_attention(q[pos], k[pos], v[pos], log)
@@ -89,6 +118,7 @@ def ulysses_matches_full(
         "ok": torch.allclose(out, full[pos], rtol=1e-10, atol=1e-12),
         "max_abs_diff": (out - full[pos]).abs().max().item(),
         "sent": log.elements["all_to_all"],
+        "sent_ok": log.elements["all_to_all"] == 4 * (seq // world_size) * heads * dim,
     }
 
 
@@ -203,29 +233,115 @@ def data_parallel_matches_reference(
     else:
         final = flat_params(model)
     diff = (final - ref_params).abs().max().item()
-    if method == "zero3":
-        held = sum(p.numel() for p in model.parameters())
-    else:
-        held = numel
-    if method == "zero3":
-        grad_held = held
-    elif method == "zero2":
-        grad_held = opt.shard_numel
-    else:
-        grad_held = numel
-    adam = 2 * (opt.shard_numel if isinstance(opt, ShardedAdam) else held)
+    held = held_elements(model, opt)
     return {
         "match": torch.allclose(final, ref_params, rtol=0, atol=1e-12),
         "max_abs_diff": diff,
         "numel": numel,
-        "param_numel": held,
-        "grad_numel": grad_held,
-        "adam_numel": adam,
+        "param_numel": held["params"],
+        "grad_numel": held["grads"],
+        "adam_numel": held["moments"],
+        "held": held,
         "comm": comm_per_step,
         "traffic": sum((2 if op == "all_reduce" else 1) * n for op, n in comm_per_step.items()),
         "launches": launches[-1] if launches else [],
         "n_grads": sum(1 for _ in model.parameters()),
     }
+
+
+def held_elements(model: nn.Module, opt: Any) -> dict[str, int]:
+    """Elements of the tensors a rank holds between steps, measured from the tensors
+    themselves: the storages behind the model's parameters, their gradients, the optimizer's
+    moments and (for :class:`ShardedAdam`) its master slice and that slice's gradient. Each
+    storage is counted once, by its size in elements, whatever views point into it."""
+    seen: set[int] = set()
+
+    def size(tensors: list[torch.Tensor | None]) -> int:
+        total = 0
+        for t in tensors:
+            if t is None:
+                continue
+            storage = t.untyped_storage()
+            if storage.data_ptr() in seen:
+                continue
+            seen.add(storage.data_ptr())
+            total += storage.nbytes() // t.element_size()
+        return total
+
+    params = list(model.parameters())
+    inner = opt.opt if isinstance(opt, ShardedAdam) else opt
+    master = [opt.master] if isinstance(opt, ShardedAdam) else []
+    moments = [
+        t for state in inner.state.values() for name, t in state.items() if name != "step"
+    ]
+    return {
+        "params": size(params),
+        "grads": size([p.grad for p in params] + [m.grad for m in master]),
+        "moments": size(moments),
+        "master": size(master),
+    }
+
+
+def zero_memory_matches_ledger(run: dict[str, Any], method: str, world: int) -> bool:
+    """The measured elements of one rank against the ledger of :mod:`.memory`: each term held
+    is the ledger's share of that term (``ledger(n, dp, stage)[t] / ledger(n)[t]``) of the full
+    model, for weights, gradients and Adam's two moments."""
+    stage = {"ddp": 0, "zero1": 1, "zero2": 2, "zero3": 3}[method]
+    n = run["numel"]
+    full, mine = ledger(n), ledger(n, dp=world, zero_stage=stage)
+    share = {t: mine[t] / full[t] for t in ("weights", "gradients", "adam_m", "adam_v")}
+    held = run["held"]
+    return (
+        abs(held["params"] - share["weights"] * n) < 0.5
+        and abs(held["grads"] - share["gradients"] * n) < 0.5
+        and abs(held["moments"] - (share["adam_m"] + share["adam_v"]) * n) < 0.5
+    )
+
+
+def reference_routing(
+    x: torch.Tensor, router: torch.Tensor, k: int, capacity_factor: float | None, gates: str
+) -> list[tuple[int, int, torch.Tensor]]:
+    """Routing written from the definitions, one token at a time, independent of ``route``.
+
+    Softmax by hand, the ``k`` most probable experts by sorting, gates raw or divided by their
+    sum, and GShard's capacity as a counter per expert that admits assignments in token order
+    while it is below ``ceil(capacity_factor * k * T / E)``. Returns (token, expert, gate)."""
+    logits = x @ router.T
+    z = torch.exp(logits - logits.max(dim=-1, keepdim=True).values)
+    probs = z / z.sum(dim=-1, keepdim=True)
+    experts = router.shape[0]
+    limit = None
+    if capacity_factor is not None:
+        limit = math.ceil(capacity_factor * k * x.shape[0] / experts)
+    taken = [0] * experts
+    kept = []
+    for t in range(x.shape[0]):
+        chosen = sorted(range(experts), key=lambda e: -float(probs[t, e].detach()))[:k]
+        total = sum(probs[t, e] for e in chosen)
+        for e in chosen:
+            gate = probs[t, e] / total if gates == "renormalized" else probs[t, e]
+            if limit is None or taken[e] < limit:
+                taken[e] += 1
+                kept.append((t, e, gate))
+    return kept
+
+
+def moe_dense_reference(
+    x: torch.Tensor, w: MoEWeights, k: int, capacity_factor: float | None, gates: str
+) -> tuple[torch.Tensor, list[int]]:
+    """The layer on one device, from :func:`reference_routing`: every expert runs on every
+    token, and a dense ``[T, E]`` gate matrix (zero where an assignment was not made or was
+    dropped) weights their outputs, the gate after the expert. Returns the output and the
+    rows each expert received."""
+    experts = w.router.shape[0]
+    kept = reference_routing(x, w.router, k, capacity_factor, gates)
+    gate = torch.zeros(x.shape[0], experts, dtype=x.dtype)
+    load = [0] * experts
+    for t, e, g in kept:
+        gate = gate.index_put((torch.tensor([t]), torch.tensor([e])), g.reshape(1))
+        load[e] += 1
+    every = torch.stack([F.linear(F.gelu(F.linear(x, w.w1[e])), w.w2[e]) for e in range(experts)])
+    return torch.einsum("te,eth->th", gate, every), load
 
 
 def ep_moe_matches_reference(
@@ -234,17 +350,19 @@ def ep_moe_matches_reference(
     experts: int = 8,
     k: int = 2,
     capacity_factor: float | None = None,
+    gates: str = "renormalized",
     tokens: int = 16,
     hidden: int = 16,
     ffn: int = 32,
 ) -> dict[str, Any]:
     """Run the expert-parallel layer on this rank's tokens and compare with
-    :func:`moe_reference` applied group by group to all tokens.
+    :func:`moe_dense_reference` (its own router and capacity rule) on every rank's tokens.
 
     ``forward_ok``: this rank's outputs. ``backward_ok``: gradients of its input, of its local
     experts (which received tokens from every rank) and of the router (all-reduced, as it is
-    replicated). ``load``: rows per local expert; ``dropped``: this rank's dropped assignments;
-    ``aux_loss``: the load-balancing loss of this rank's routing.
+    replicated). ``load``: rows per local expert, and ``load_ok`` whether they equal the
+    reference's count; ``dropped``: this rank's dropped assignments; ``aux_loss``: the
+    load-balancing loss of this rank's routing.
     """
     if experts % world_size:
         raise ValueError(f"{experts} experts do not split over {world_size} ranks")
@@ -253,7 +371,13 @@ def ep_moe_matches_reference(
     x_all = torch.randn(world_size, tokens, hidden, generator=gen, dtype=DTYPE)
     dy_all = torch.randn(world_size, tokens, hidden, generator=gen, dtype=DTYPE)
     x_ref = x_all.clone().requires_grad_()
-    ref = torch.stack([moe_reference(x_ref[r], w, k, capacity_factor) for r in range(world_size)])
+    ref_load = [0] * experts
+    outs = []
+    for r in range(world_size):  # each rank's tokens are one capacity group
+        out_r, load_r = moe_dense_reference(x_ref[r], w, k, capacity_factor, gates)
+        outs.append(out_r)
+        ref_load = [a + b for a, b in zip(ref_load, load_r, strict=True)]
+    ref = torch.stack(outs)
     (ref * dy_all).sum().backward()
 
     per_rank = experts // world_size
@@ -263,14 +387,14 @@ def ep_moe_matches_reference(
     w2 = w.w2.detach()[mine].clone().requires_grad_()
     x = x_all[rank].clone().requires_grad_()
     log = CommLog()
-    out, load = moe_expert_parallel(x, router, w1, w2, k, capacity_factor, log)
+    out, load = moe_expert_parallel(x, router, w1, w2, k, capacity_factor, log, gates)
     (out * dy_all[rank]).sum().backward()
     dist.all_reduce(router.grad)
 
     def close(a: torch.Tensor, b: torch.Tensor) -> bool:
         return torch.allclose(a, b, rtol=1e-10, atol=1e-12)
 
-    token, _, _, probs, expert = route(x.detach(), w.router.detach(), k, capacity_factor)
+    token, _, _, probs, expert = route(x.detach(), w.router.detach(), k, capacity_factor, gates)
     return {
         "forward_ok": close(out, ref[rank]),
         "backward_ok": close(x.grad, x_ref.grad[rank])
@@ -278,10 +402,25 @@ def ep_moe_matches_reference(
         and close(w2.grad, w.w2.grad[mine])
         and close(router.grad, w.router.grad),
         "load": load,
+        "load_ok": load == ref_load[mine],
         "dropped": tokens * k - token.numel(),
         "aux_loss": round(load_balancing_loss(probs, expert, experts).item(), 3),
         "comm": log.as_dict(),
     }
+
+
+def router_gradient(k: int, gates: str, tokens: int = 32, experts: int = 8) -> float:
+    """The norm of the router's gradient after one backward of the one-device layer built
+    from :func:`route` and :func:`expert_mlp`: zero when no gradient reaches the router."""
+    w = MoEWeights(experts, 16, 32)
+    x = torch.randn(tokens, 16, generator=torch.Generator().manual_seed(2), dtype=DTYPE)
+    token, expert, gate, _, _ = route(x, w.router, k, None, gates)
+    out = torch.zeros_like(x)
+    for e in range(experts):
+        sel = expert == e
+        out = out.index_add(0, token[sel], expert_mlp(x[token[sel]], w.w1[e], w.w2[e], gate[sel]))
+    out.pow(2).sum().backward()
+    return float(w.router.grad.norm())
 
 
 def parallel_mlp_matches_dense(
@@ -411,3 +550,215 @@ def in_sequence(
     more than the small checks themselves, so a lab that compares variants starts them once.
     """
     return [fn(rank, world_size, *args) for fn, *args in calls]
+
+
+# ---------------------------------------------------------------------------------------------
+# Activation memory, measured: the tensors autograd keeps for one rank's GPT layer
+# ---------------------------------------------------------------------------------------------
+
+
+class _Gather(torch.autograd.Function):
+    """Sequence-parallel all-gather, stood in for on one process (the other ranks' rows are
+    copies: only sizes matter here). Keeps nothing for backward."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, t: int) -> torch.Tensor:
+        return torch.cat([x] * t)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:  # pragma: no cover
+        raise NotImplementedError
+
+
+class _GatherLinear(torch.autograd.Function):
+    """Megatron's column-parallel linear under SP: all-gather the sequence, multiply, and keep
+    only this rank's shard of the input (gathered again in backward)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, w: torch.Tensor, t: int) -> torch.Tensor:
+        ctx.save_for_backward(x, w)
+        return F.linear(torch.cat([x] * t), w)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[None, None, None]:  # pragma: no cover
+        raise NotImplementedError
+
+
+def _dropout(x: torch.Tensor, p: float = 0.1) -> torch.Tensor:
+    out, _ = torch.native_dropout(x, p, True)  # keeps a one-byte mask, as GPU kernels do
+    return out
+
+
+def measured_activation_bytes(
+    seq: int, batch: int, hidden: int, heads: int, tp: int = 1, sp: bool = False
+) -> dict[str, int]:
+    """Bytes autograd keeps for backward after one forward of one tensor-parallel rank's share
+    of a GPT layer (bf16, dropout with byte masks, no recomputation), counted with saved-tensor
+    hooks, each storage once, parameters excluded.
+
+    The layer is written here from the architecture, not from the formula: pre-norm attention
+    (QKV column-parallel over ``heads / tp`` heads, softmax, dropout, output row-parallel),
+    then a GeLU MLP of width ``4 h`` (fc1 column-, fc2 row-parallel), each branch ending in
+    dropout and a residual add. Under SP the norms and dropouts see ``seq / tp`` rows and the
+    linears after an all-gather keep only their input's shard. Returns ``total`` and
+    ``norm_stats``, the per-token mean and reciprocal deviation of the two norms, which the
+    paper's count leaves out.
+    """
+    s, b, h, t, dt = seq, batch, hidden, tp, torch.bfloat16
+    a, d = heads // t, hidden // heads
+    gen = torch.Generator().manual_seed(0)
+
+    def weight(*shape: int) -> nn.Parameter:
+        return nn.Parameter(torch.randn(*shape, generator=gen).to(dt) / shape[-1] ** 0.5)
+
+    ln1, ln2 = nn.LayerNorm(h, dtype=dt), nn.LayerNorm(h, dtype=dt)
+    w_qkv, w_o = weight(3 * a * d, h), weight(h, a * d)
+    w_1, w_2 = weight(4 * h // t, h), weight(h, 4 * h // t)
+    params = [*ln1.parameters(), *ln2.parameters(), w_qkv, w_o, w_1, w_2]
+    rows = s // t if sp else s
+    x = torch.randn(rows, b, h, generator=gen).to(dt).requires_grad_()
+    ignore = {p.untyped_storage().data_ptr() for p in params}
+    seen: dict[int, int] = {}
+    stats = 0
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        nonlocal stats
+        storage = tensor.untyped_storage()
+        if storage.data_ptr() not in ignore and storage.data_ptr() not in seen:
+            seen[storage.data_ptr()] = storage.nbytes()
+            if tensor.dim() == 3 and tensor.shape[-1] == 1:  # a norm's per-token statistics
+                stats += storage.nbytes()
+        return tensor
+
+    def column(inp: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return _GatherLinear.apply(inp, w, t) if sp else F.linear(inp, w)
+
+    def row(inp: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        out = F.linear(inp, w)  # the partial sums; all-reduce (or reduce-scatter) keeps nothing
+        return out[:rows] if sp else out
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        qkv = column(ln1(x), w_qkv).view(s, b, 3, a, d)
+
+        def split(i: int) -> torch.Tensor:  # (s, b, a, d) -> (b a, s, d)
+            return qkv[:, :, i].permute(1, 2, 0, 3).reshape(b * a, s, d).clone()
+
+        q, k, v = split(0) * (1.0 / math.sqrt(d)), split(1), split(2)
+        future = torch.full((s, s), float("-inf"), dtype=dt).triu(1)
+        probs = _dropout(torch.softmax(torch.bmm(q, k.transpose(1, 2)) + future, dim=-1))
+        ctx = torch.bmm(probs, v).view(b, a, s, d).permute(2, 0, 1, 3).reshape(s, b, a * d)
+        y = x + _dropout(row(ctx, w_o))
+        mlp = row(F.gelu(column(ln2(y), w_1)), w_2)
+        (y + _dropout(mlp)).sum()
+    return {"total": sum(seen.values()), "norm_stats": stats}
+
+
+# ---------------------------------------------------------------------------------------------
+# Megatron-LM's rank generator, run from the git objects at the pin
+# ---------------------------------------------------------------------------------------------
+
+
+class UpstreamUnavailable(unittest.SkipTest):
+    """An upstream's objects at the pin are missing here (run ``make upstreams``)."""
+
+
+def read_upstream(name: str, path: str) -> tuple[str, str]:
+    """The text of ``path`` in upstream ``name`` at its pin, and the label ``name@<sha>``."""
+    try:
+        from atlas.upstream.gitstore import MissingObject, store_for
+        from atlas.upstream.registry import load_registry, object_store
+    except ImportError as exc:  # pragma: no cover - the book ships atlas.upstream
+        raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
+    root = Path(atlas.__file__).resolve().parents[2]
+    upstream = load_registry(root).get(name)
+    if upstream is None or upstream.pin is None:
+        raise UpstreamUnavailable(f"{name} is not registered with a pin in {root}")
+    git_dir = object_store(root, upstream)
+    if git_dir is None:
+        raise UpstreamUnavailable(f"no object store for {name}; run `make upstreams`")
+    try:
+        text = store_for(git_dir).read_blob(upstream.pin, path).decode()
+    except (MissingObject, FileNotFoundError) as exc:
+        raise UpstreamUnavailable(f"{name}@{upstream.pin[:8]} {path}: {exc}") from exc
+    return text, f"{name}@{upstream.pin[:8]}"
+
+
+def upstream_definitions(
+    name: str, path: str, symbols: Sequence[str], namespace: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Execute only the top-level definitions ``symbols`` of ``path`` at the pin (found with
+    ``ast``, in file order) in a fresh namespace, so that a module whose imports need a GPU
+    stack can still lend a pure function or class. Returns the namespace."""
+    text, label = read_upstream(name, path)
+    tree = ast.parse(text)
+    wanted = [
+        node
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in symbols
+    ]
+    missing = set(symbols) - {node.name for node in wanted}
+    if missing:
+        raise UpstreamUnavailable(f"{label} {path} has no {', '.join(sorted(missing))}")
+    module = ast.Module(body=wanted, type_ignores=[])
+    scope: dict[str, Any] = {"__name__": f"{label}/{path}", **(namespace or {})}
+    exec(compile(module, f"{label}/{path}", "exec"), scope)
+    scope["__label__"] = label
+    return scope
+
+
+@functools.cache
+def _megatron_rank_generator() -> type:
+    import typing
+
+    scope = upstream_definitions(
+        "megatron",
+        "megatron/core/parallel_state.py",
+        ("generate_masked_orthogonal_rank_groups", "RankGenerator"),
+        {"List": typing.List, "Optional": typing.Optional},
+    )
+    return scope["RankGenerator"]
+
+
+def megatron_rank_groups(sizes: dict[str, int], dims: str) -> list[list[int]]:
+    """The groups Megatron-LM's own ``RankGenerator.get_ranks`` returns for ``dims`` on a mesh
+    of ``sizes`` (keys tp, cp, ep, dp, pp, in the fold order wanted), run from
+    ``megatron/core/parallel_state.py`` at the pin."""
+    generator = _megatron_rank_generator()(
+        tp=sizes.get("tp", 1),
+        ep=sizes.get("ep", 1),
+        dp=sizes.get("dp", 1),
+        pp=sizes.get("pp", 1),
+        cp=sizes.get("cp", 1),
+        order="-".join(sizes),
+    )
+    return generator.get_ranks(dims)
+
+
+def measured_bytes_per_param(hidden: int = 64) -> dict[str, int]:
+    """Bytes per parameter of mixed-precision Adam, read off real tensors after one step: a
+    bf16 linear layer's weights and gradients, an fp32 master copy, and the two moments that
+    ``torch.optim.Adam`` keeps for the master copy. Each term is its tensors' storage bytes
+    over the number of parameters."""
+    layer = nn.Linear(hidden, hidden, dtype=torch.bfloat16)
+    master = [p.detach().float().clone().requires_grad_() for p in layer.parameters()]
+    opt = torch.optim.Adam(master, lr=1e-3)
+    x = torch.randn(8, hidden, dtype=torch.bfloat16)
+    layer(x).float().pow(2).mean().backward()
+    for p, m in zip(layer.parameters(), master, strict=True):
+        m.grad = p.grad.float()  # the fp32 gradient is a transient of the step
+    opt.step()
+    n = sum(p.numel() for p in layer.parameters())
+
+    def per_param(tensors: list[torch.Tensor]) -> int:
+        total = sum(t.untyped_storage().nbytes() for t in tensors)
+        assert total % n == 0
+        return total // n
+
+    states = [opt.state[m] for m in master]
+    return {
+        "weights": per_param(list(layer.parameters())),
+        "gradients": per_param([p.grad for p in layer.parameters()]),
+        "master": per_param(master),
+        "adam_m": per_param([s["exp_avg"] for s in states]),
+        "adam_v": per_param([s["exp_avg_sq"] for s in states]),
+    }

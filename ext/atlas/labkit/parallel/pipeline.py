@@ -147,9 +147,28 @@ def simulate(
 
 def bubble_formula(kind: str, p: int, m: int, v: int = 1) -> float:
     """Idle fraction of the makespan: ``(p - 1) / (v m + p - 1)`` (``v = 1`` for GPipe and
-    1F1B). Equivalently, bubble time over ideal time is ``(p - 1) / (v m)``."""
+    1F1B): bubble time over total time."""
     v = v if kind == "interleaved" else 1
     return (p - 1) / (v * m + p - 1)
+
+
+def bubble_ratio_formula(kind: str, p: int, m: int, v: int = 1) -> float:
+    """The bubble as Narayanan et al. and the Ultra-Scale Playbook define it: bubble time over
+    ideal (busy) time, ``(p - 1) / m``, or ``(p - 1) / (v m)`` interleaved."""
+    v = v if kind == "interleaved" else 1
+    return (p - 1) / (v * m)
+
+
+def peak_formula(kind: str, p: int, m: int, s: int, v: int = 1) -> float:
+    """Microbatches (in units of a whole stage) whose activations stage ``s`` holds at its
+    peak: ``m`` for GPipe, ``min(p - s, m)`` for 1F1B; interleaved, one more chunk-pass than
+    the warm-up of ``2 (p - s - 1) + (v - 1) p``, divided by ``v``."""
+    if kind == "gpipe":
+        return float(m)
+    if kind == "1f1b":
+        return float(min(p - s, m))
+    warm = 2 * (p - s - 1) + (v - 1) * p
+    return min(warm + 1, m * v) / v
 
 
 def message_tag(mb: int, dst: int, n_layers: int, backward: bool) -> int:

@@ -47,6 +47,15 @@ class ModelConfig:
         head = 0 if self.tie_embeddings else embed
         return self.num_layers * per_layer + embed + head + self.hidden_size
 
+    def layer_matmul_params(self) -> int:
+        """Weights that multiply every token in the layers: Q, K, V, O and the three MLP
+        matrices of each layer (norms and the embedding lookup do no matrix multiply)."""
+        q = self.hidden_size * self.num_heads * self.head_dim
+        kv = 2 * self.hidden_size * self.num_kv_heads * self.head_dim
+        o = self.num_heads * self.head_dim * self.hidden_size
+        mlp = 3 * self.hidden_size * self.intermediate_size
+        return self.num_layers * (q + kv + o + mlp)
+
     def weight_bytes(self) -> int:
         return self.num_params() * self.dtype_bytes
 

@@ -71,13 +71,20 @@ class StepCost:
 def step_cost(model: ModelConfig, gpu: Gpu, chunks: list[tuple[int, int]]) -> StepCost:
     """Cost of one step that runs ``chunks``: per sequence, (cached tokens, new tokens).
 
-    FLOPs: 2 per weight per new token, plus attention over every key each new token sees.
-    Bytes: every weight once, every cached key and value of each sequence once, and the new
-    tokens' K and V written. Activations are ignored (they are small next to both).
+    FLOPs: 2 per layer weight per new token; the output head once per sequence (logits are
+    computed for the last token of each sequence in the step, as nano-vllm does); attention
+    over every key each new token sees. Bytes: every weight once, every cached key and value of
+    each sequence once, and the new tokens' K and V written. Activations are ignored (they are
+    small next to both).
     """
     new_tokens = sum(n for _, n in chunks)
     keys_seen = sum(n * c + n * (n + 1) // 2 for c, n in chunks)
-    flops = 2 * model.num_params() * new_tokens + model.attention_flops_per_key() * keys_seen
+    head = 2 * model.vocab_size * model.hidden_size * len(chunks)
+    flops = (
+        2 * model.layer_matmul_params() * new_tokens
+        + head
+        + model.attention_flops_per_key() * keys_seen
+    )
     kv = model.kv_bytes_per_token()
     moved = model.weight_bytes() + kv * sum(c + n for c, n in chunks)
     return StepCost(flops=float(flops), bytes=float(moved), gpu=gpu)

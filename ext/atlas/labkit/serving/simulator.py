@@ -80,6 +80,7 @@ class SimResult:
     output_tokens: int = 0
     preemptions: int = 0
     discarded_tokens: int = 0  # cached tokens thrown away by preemption, to be recomputed
+    preempted: list[tuple[int, int]] = field(default_factory=list)  # (step index, request id)
 
     @property
     def makespan(self) -> float:
@@ -90,16 +91,21 @@ class SimResult:
         """Output tokens per second over the whole run."""
         return self.output_tokens / self.makespan
 
-    def goodput(self, ttft_slo: float, tpot_slo: float) -> float:
-        """Requests that met both latency objectives, per second of the run.
-
-        A per-run form of DistServe's goodput, which is the highest request rate at which a
-        target share of requests meets both objectives.
-        """
-        ok = sum(
+    def met(self, ttft_slo: float, tpot_slo: float) -> int:
+        """Requests that met both latency objectives (TTFT and TPOT) in this run."""
+        return sum(
             1 for r in self.ttft if self.ttft[r] <= ttft_slo and self.tpot.get(r, 0.0) <= tpot_slo
         )
-        return ok / self.makespan
+
+    def attainment(self, ttft_slo: float, tpot_slo: float) -> float:
+        """The share of requests that met both objectives: DistServe's SLO attainment."""
+        return self.met(ttft_slo, tpot_slo) / len(self.ttft)
+
+    def goodput(self, ttft_slo: float, tpot_slo: float) -> float:
+        """Requests that met both objectives per second of this run (a per-run count, not
+        DistServe's goodput, which is the highest arrival rate at which a target share of
+        requests meets them; ``harness.distserve_goodput`` searches for that rate)."""
+        return self.met(ttft_slo, tpot_slo) / self.makespan
 
     def summary(self, ttft_slo: float = 1.0, tpot_slo: float = 0.05) -> dict[str, float]:
         ttft, tpot = sorted(self.ttft.values()), sorted(self.tpot.values())
@@ -176,6 +182,7 @@ class _Engine:
         seq.num_computed = 0
         seq.preemptions += 1
         self.result.preemptions += 1
+        self.result.preempted.append((len(self.result.steps), seq.req.rid))
         self.waiting.appendleft(seq)
 
     def can_append(self, seq: _Seq) -> bool:

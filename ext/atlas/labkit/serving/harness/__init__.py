@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import random
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -21,6 +22,7 @@ import torch.nn.functional as F
 
 from atlas.labkit.harness import causal_attention
 from atlas.labkit.serving.block_allocator import BlockAllocator
+from atlas.labkit.serving.models import ModelConfig
 from atlas.labkit.serving.harness import nanovllm  # noqa: F401 - the upstream loader
 from atlas.labkit.serving.paged_attention import (
     PagedKVCache,
@@ -148,10 +150,11 @@ def synthetic_trace(
 def policy_table(
     results: dict[str, SimResult], ttft_slo: float = 1.0, tpot_slo: float = 0.05
 ) -> str:
-    """One row per policy: throughput, TTFT, TPOT, goodput under the given objectives."""
+    """One row per policy: throughput, TTFT, TPOT, and the requests per second of the run that
+    met both objectives (the per-run count, not DistServe's goodput)."""
     head = (
         f"{'policy':<11}{'tok/s':>7}{'TTFT mean':>11}{'TTFT p99':>10}"
-        f"{'TPOT mean':>11}{'TPOT p99':>10}{'goodput':>9}"
+        f"{'TPOT mean':>11}{'TPOT p99':>10}{'in SLO/s':>9}"
     )
     lines = [head]
     for name, res in results.items():
@@ -312,3 +315,175 @@ def tp_block_matches_dense(
         "attention_ok": torch.allclose(attn, dense_attn, atol=1e-12),
         "mlp_ok": torch.allclose(mlp, dense_mlp, atol=1e-12),
     }
+
+
+def measured_step_flops(model: object, chunks: list[tuple[int, int]], seed: int = 0) -> int:
+    """FLOPs of one forward step counted by PyTorch's ``FlopCounterMode`` on a plain decoder
+    with ``model``'s shapes (use a small configuration: the weights are real tensors).
+
+    Written from the architecture, not from :func:`..roofline.step_cost`: for each sequence
+    (cached tokens ``c``, new tokens ``n``) the new tokens go through every layer (Q, K, V, O,
+    a SwiGLU MLP), each query attends to the ``c`` cached keys and to the new keys up to its
+    own position (grouped-query heads), and the output head runs on the last new token only.
+    """
+    from torch.utils.flop_counter import FlopCounterMode
+
+    m = model
+    gen = torch.Generator().manual_seed(seed)
+
+    def w(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=gen) / shape[-1] ** 0.5
+
+    h, a, kv, d, f = m.hidden_size, m.num_heads, m.num_kv_heads, m.head_dim, m.intermediate_size
+    layers = [
+        dict(q=w(a * d, h), k=w(kv * d, h), v=w(kv * d, h), o=w(h, a * d),
+             g=w(f, h), u=w(f, h), dn=w(h, f))
+        for _ in range(m.num_layers)
+    ]
+    head = w(m.vocab_size, h)
+    caches = [
+        [(torch.randn(c, kv, d, generator=gen), torch.randn(c, kv, d, generator=gen))
+         for _ in range(m.num_layers)]
+        for c, _ in chunks
+    ]
+    with FlopCounterMode(display=False) as counter:
+        for (c, n), cache in zip(chunks, caches, strict=True):
+            x = torch.randn(n, h, generator=gen)
+            for layer, (k_old, v_old) in zip(layers, cache, strict=True):
+                q = (x @ layer["q"].T).view(n, a, d)
+                k = torch.cat([k_old, (x @ layer["k"].T).view(n, kv, d)])
+                v = torch.cat([v_old, (x @ layer["v"].T).view(n, kv, d)])
+                k, v = k.repeat_interleave(a // kv, 1), v.repeat_interleave(a // kv, 1)
+                out = []
+                for i in range(n):  # query i sees the cache and new keys 0..i
+                    keys = c + i + 1
+                    qi = q[i][:, None, :]  # [a, 1, d]
+                    scores = torch.bmm(qi, k[:keys].permute(1, 2, 0)) / d**0.5
+                    out.append(torch.bmm(torch.softmax(scores, -1), v[:keys].transpose(0, 1)))
+                ctx = torch.cat(out, dim=1).transpose(0, 1).reshape(n, a * d)
+                x = x + ctx @ layer["o"].T
+                x = x + (F.silu(x @ layer["g"].T) * (x @ layer["u"].T)) @ layer["dn"].T
+            x[-1:] @ head.T
+    return int(counter.get_total_flops())
+
+
+def unit_steps(chunks: list[tuple[int, int]]) -> float:
+    """A cost model in which every step lasts one unit: times become step counts."""
+    return 1.0
+
+
+def static_closed_form(trace: list[TraceRequest], max_num_seqs: int) -> dict[int, tuple[int, int]]:
+    """First-token and finish step of every request under static batching, in closed form,
+    when all requests arrive at once, the cache holds any batch and each step costs one unit.
+
+    Requests go in batches of ``max_num_seqs`` in order; a batch runs as many steps as its
+    longest answer (the first step, the prefill, yields every first token), so batch ``j``
+    starts after ``S_j``, the sum of the earlier batches' longest answers. A request of the
+    batch gets its first token at ``S_j + 1`` and its last at ``S_j + output_len``.
+    """
+    times: dict[int, tuple[int, int]] = {}
+    start = 0
+    ordered = sorted(trace, key=lambda r: r.rid)
+    for i in range(0, len(ordered), max_num_seqs):
+        batch = ordered[i : i + max_num_seqs]
+        for r in batch:
+            times[r.rid] = (start + 1, start + r.output_len)
+        start += max(r.output_len for r in batch)
+    return times
+
+
+def chunked_ttft_closed_form(prompt_len: int, budget: int, decoding: int) -> int:
+    """Steps until a prompt of ``prompt_len`` tokens yields its first token under mixed
+    (chunked-prefill) steps with a token budget of ``budget``, while ``decoding`` sequences
+    each take one token of every step: ``ceil(prompt_len / (budget - decoding))``."""
+    return -(-prompt_len // (budget - decoding))
+
+
+def step_budget_ok(result: SimResult, budget: int, max_num_seqs: int) -> bool:
+    """No step schedules more tokens than the budget or more sequences than the limit."""
+    return all(
+        sum(n for _, n in step.chunks) <= budget and len(step.chunks) <= max_num_seqs
+        for step in result.steps
+    )
+
+
+def tokens_conserved(result: SimResult, trace: list[TraceRequest]) -> bool:
+    """Without preemption, the steps compute every prompt token once and every generated
+    token but the last once (the last is sampled, never fed back)."""
+    computed = sum(n for step in result.steps for _, n in step.chunks)
+    expected = sum(r.prompt_len + r.output_len - 1 for r in trace)
+    return result.preemptions == 0 and computed == expected
+
+
+# A small configuration for counting: every tensor of it is real and tiny (2 layers, hidden 64,
+# 4 query heads and 2 key/value heads of dimension 16, MLP width 96, vocabulary 100).
+TINY = ModelConfig("tiny", 2, 64, 4, 2, 16, 96, 100, False, 2, "a small shape for counting")
+
+
+def paged_slots(trace: list[TraceRequest], block_size: int) -> int:
+    """Slots a :class:`BlockAllocator` holds once every request of ``trace`` has its prompt
+    allocated and has appended its answer one token at a time (all requests alive at once)."""
+    total_blocks = sum(-(-(r.prompt_len + r.output_len) // block_size) for r in trace)
+    alloc = BlockAllocator(total_blocks + 1, block_size)
+    for r in trace:
+        seq = alloc.allocate(r.prompt_len)
+        for _ in range(r.output_len):
+            alloc.append_token(seq)
+    return alloc.num_used * block_size
+
+
+def cow_closed_form(prompt_len: int, samples: int, new_tokens: int, block_size: int) -> dict:
+    """What :func:`parallel_sampling_demo` must find, in closed form: the fork shares the
+    prompt's ``ceil(P/B)`` blocks; if the prompt's last block is partly filled, every sample
+    but the last to write copies it once; at the end each sample owns its blocks past the
+    shared full ones."""
+    b = block_size
+    shared_full = prompt_len // b
+    partial = prompt_len % b != 0
+    own = -(-(prompt_len + new_tokens) // b) - shared_full
+    return {
+        "blocks_after_fork": -(-prompt_len // b),
+        "copy_on_write_copies": (samples - 1) if partial else 0,
+        "blocks_at_end": shared_full + samples * own,
+    }
+
+
+def block_hits_closed_form(trace: list[Request], block_size: int) -> tuple[int, ...]:
+    """Cached prompt tokens per request for a block cache that never evicts, derived from the
+    token-level radix tree: a request reuses every full block inside the longest prefix it
+    shares with what earlier requests computed, except the block of its last prompt token
+    (which must run to produce logits): ``min(match // B, ceil(L / B) - 1) * B``."""
+    matches = run_radix_cache(trace).per_request
+    b = block_size
+    return tuple(
+        min(m // b, -(-len(r.prompt) // b) - 1) * b for r, m in zip(trace, matches, strict=True)
+    )
+
+
+def distserve_goodput(
+    make_trace: Callable[[float], list[TraceRequest]],
+    policy: str,
+    limits: object,
+    cost: Callable[[list[tuple[int, int]]], float],
+    ttft_slo: float,
+    tpot_slo: float,
+    target: float = 0.9,
+    low: int = 1,
+    high: int = 64,
+) -> int:
+    """DistServe's goodput: the highest arrival rate, in whole requests per second, at which
+    at least ``target`` of the requests meet both objectives. Bisection between ``low`` (which
+    must meet the target) and ``high`` (which must not), assuming attainment falls as the rate
+    rises. ``make_trace(rate)`` builds the trace at a rate (the same seed at every rate)."""
+    from atlas.labkit.serving.simulator import simulate
+
+    def ok(rate: int) -> bool:
+        run = simulate(make_trace(float(rate)), policy, limits, cost)  # type: ignore[arg-type]
+        return run.attainment(ttft_slo, tpot_slo) >= target
+
+    if not ok(low) or ok(high):
+        raise ValueError(f"the target is not crossed between {low} and {high} requests/s")
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if ok(mid) else (low, mid)
+    return low

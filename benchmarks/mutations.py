@@ -1,0 +1,453 @@
+"""Mutation checks for labs: plant a realistic bug in labkit, run the labs, see who notices.
+
+A lab that only prints what its own code computed passes whatever that code does; a lab that
+compares with something independent fails when the code is wrong. This tool measures which:
+each entry of ``MUTATIONS`` is a named, minimal patch (one exact text replaced in one labkit
+file) with the pages whose labs should notice. For each, the tool copies ``ext/`` to a
+temporary book root (every other entry of the repository is linked, so upstream objects and
+the registry are found as usual), applies the patch there, runs the labs of the listed pages
+against the copy, and records which labs fail. It prints one table row per mutation.
+
+Usage (from the repository root)::
+
+    .venv/bin/python benchmarks/mutations.py                  # every mutation
+    .venv/bin/python benchmarks/mutations.py --chapter serving
+    .venv/bin/python benchmarks/mutations.py --only ring-no-scale zero2-keeps-grads
+    .venv/bin/python benchmarks/mutations.py --list
+
+Exit status 0 when every mutation run was caught by at least one lab, 1 otherwise, 2 when the
+unmutated labs do not pass (the table would mean nothing). A lab that skips itself (upstream
+objects absent) catches nothing: run ``make upstreams`` first.
+
+How it runs: this process imports torch once; each page's labs run in a child forked from it,
+which drops every ``atlas`` module it inherited, puts the temporary copy first on
+``sys.path`` and runs the page's labs in order with the book's own lab worker
+(``atlas.labs.worker.run_lab``, seeded as in the build). A page is stopped after
+``--timeout`` seconds; its remaining labs count as timed out, which a build also reports.
+
+Adding a mutation: append a ``Mutation`` with a short name, the file under
+``ext/atlas/labkit``, the exact text to replace (it must occur exactly once), its
+replacement, the pages (docnames) whose labs should catch it, and one line saying what bug it
+models. Keep it realistic and minimal: an off-by-one, a wrong comparison, a dropped factor, a
+step skipped; the kind of bug a reviewer would not see by reading.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import re
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "source"
+FENCE = re.compile(r"^(`{3,})\{lab\}\s*(.*)$")
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    chapter: str
+    path: str  # relative to ext/atlas/labkit
+    old: str
+    new: str
+    pages: tuple[str, ...]
+    bug: str
+
+
+MUTATIONS: list[Mutation] = [
+    # --- parallelism -------------------------------------------------------------------------
+    Mutation(
+        "ring-no-scale", "parallelism", "parallel/context.py",
+        'scores = torch.einsum("qhd,khd->hqk", q, k) / math.sqrt(q.shape[-1])',
+        'scores = torch.einsum("qhd,khd->hqk", q, k)',
+        ("parallelism/context",),
+        "block_attention forgets the 1/sqrt(d) scale (ring and Ulysses use it on every block)",
+    ),
+    Mutation(
+        "ring-strict-mask", "parallelism", "parallel/context.py",
+        "    visible = k_pos[None, :] <= q_pos[:, None]\n",
+        "    visible = k_pos[None, :] < q_pos[:, None]\n",
+        ("parallelism/context",),
+        "block_attention's causal mask hides the diagonal (a query no longer sees itself)",
+    ),
+    Mutation(
+        "ring-balanced-offset", "parallelism", "parallel/context.py",
+        "second = torch.arange((2 * world - 1 - rank) * size, (2 * world - rank) * size)",
+        "second = torch.arange((2 * world - 2 - rank) * size, (2 * world - 1 - rank) * size)",
+        ("parallelism/context",),
+        "the load-balanced split pairs chunk r with chunk 2P-2-r (off by one chunk)",
+    ),
+    Mutation(
+        "zero2-keeps-grads", "parallelism", "parallel/data.py",
+        "            for p in self.params:\n                p.grad = None\n",
+        "            pass\n",
+        ("parallelism/data",),
+        "ZeRO-2 keeps the full gradients after the reduce-scatter (memory of ZeRO-1)",
+    ),
+    Mutation(
+        "zero3-no-regather", "parallelism", "parallel/data.py",
+        "        weight, _ = layer.gather(shard)  # gathered again, as ZeRO-3 does in backward\n",
+        "        weight = torch.zeros(layer.out_features, layer.in_features, dtype=shard.dtype)\n",
+        ("parallelism/data",),
+        "ZeRO-3's backward uses a stale (zeroed) weight instead of gathering it again",
+    ),
+    Mutation(
+        "ledger-zero2-grads", "parallelism", "parallel/memory.py",
+        '"gradients": zero_stage >= 2,',
+        '"gradients": zero_stage >= 3,',
+        ("parallelism/index", "parallelism/data"),
+        "the ledger shards gradients only from stage 3 on",
+    ),
+    Mutation(
+        "activation-34", "parallelism", "parallel/memory.py",
+        "        return sbh * (34 + attn)\n    if sp:",
+        "        return sbh * (32 + attn)\n    if sp:",
+        ("parallelism/index", "parallelism/tensor"),
+        "the activation formula counts 32 s b h instead of 34 s b h",
+    ),
+    Mutation(
+        "rank-groups-slowest-first", "parallelism", "parallel/memory.py",
+        "    for name in names:\n        strides[name] = acc",
+        "    for name in reversed(names):\n        strides[name] = acc",
+        ("parallelism/index",),
+        "rank_groups folds the last dimension fastest instead of the first",
+    ),
+    Mutation(
+        "1f1b-warmup", "parallelism", "parallel/pipeline.py",
+        "warm = min(p - s - 1, total)",
+        "warm = min(p - s, total)",
+        ("parallelism/pipeline",),
+        "1F1B warm-up of p - s forwards instead of p - s - 1",
+    ),
+    Mutation(
+        "moe-capacity-le", "parallelism", "parallel/expert.py",
+        "keep = position < capacity",
+        "keep = position <= capacity",
+        ("parallelism/expert",),
+        "an expert accepts capacity + 1 assignments (<= instead of <)",
+    ),
+    Mutation(
+        "moe-gate-always-renormalized", "parallelism", "parallel/expert.py",
+        '    if gates == "renormalized":\n        top_p = top_p / top_p.sum(-1, keepdim=True)',
+        '    if True:\n        top_p = top_p / top_p.sum(-1, keepdim=True)',
+        ("parallelism/expert",),
+        "raw gates are renormalised anyway (top-1 gates become 1)",
+    ),
+    Mutation(
+        "moe-gate-dropped", "parallelism", "parallel/expert.py",
+        "    if gate is not None:\n        h = h * gate[:, None]",
+        "    if gate is None:\n        h = h * gate[:, None]",
+        ("parallelism/expert",),
+        "the expert forgets to scale its rows by their gates",
+    ),
+    Mutation(
+        "tp-copy-no-allreduce", "parallelism", "parallel/tensor.py",
+        "        return all_reduce(grad, ctx.log), None",
+        "        return grad, None",
+        ("parallelism/tensor",),
+        "f's backward does not all-reduce the input gradient",
+    ),
+    # --- serving -----------------------------------------------------------------------------
+    Mutation(
+        "prefill-cap-continuous", "serving", "serving/simulator.py",
+        "        seq.scheduled = min(num_tokens, remaining)\n",
+        "        seq.scheduled = min(num_tokens, remaining - 1)\n",
+        ("serving/journey", "serving/scheduler"),
+        "the continuous policy's chunked prefill stops one token short of the budget",
+    ),
+    Mutation(
+        "prefill-cap-chunked", "serving", "serving/simulator.py",
+        "        want = min(seq.num_tokens, budget)\n",
+        "        want = min(seq.num_tokens, budget + 1)\n",
+        ("serving/scheduler",),
+        "the chunked policy lets a waiting prompt's chunk overrun the budget by one token",
+    ),
+    Mutation(
+        "preempt-oldest", "serving", "serving/simulator.py",
+        "            if eng.running:\n                eng.preempt(eng.running.pop())",
+        "            if eng.running:\n                eng.preempt(eng.running.popleft())",
+        ("serving/scheduler",),
+        "preemption evicts the oldest running sequence instead of the newest",
+    ),
+    Mutation(
+        "static-no-padding", "serving", "serving/simulator.py",
+        "        steps = max(s.req.output_len for s in batch)\n",
+        "        steps = min(s.req.output_len for s in batch)\n",
+        ("serving/scheduler",),
+        "a static batch stops at its shortest answer",
+    ),
+    Mutation(
+        "kv-bytes-no-factor-2", "serving", "serving/models.py",
+        "        return 2 * self.num_layers * kv_heads * self.head_dim * self.dtype_bytes",
+        "        return self.num_layers * kv_heads * self.head_dim * self.dtype_bytes",
+        ("serving/index", "serving/model-runner"),
+        "the KV bytes per token count keys but not values",
+    ),
+    Mutation(
+        "ledger-weights-not-split", "serving", "serving/models.py",
+        "    weights = model.weight_bytes() // tp_size\n",
+        "    weights = model.weight_bytes()\n",
+        ("serving/model-runner",),
+        "the ledger charges every tensor-parallel rank the full weights",
+    ),
+    Mutation(
+        "roofline-square-attention", "serving", "serving/roofline.py",
+        "    keys_seen = sum(n * c + n * (n + 1) // 2 for c, n in chunks)",
+        "    keys_seen = sum(n * c + n * n for c, n in chunks)",
+        ("serving/index",),
+        "prefill attention counted over the full square instead of the causal triangle",
+    ),
+    Mutation(
+        "roofline-head-per-token", "serving", "serving/roofline.py",
+        "    head = 2 * model.vocab_size * model.hidden_size * len(chunks)",
+        "    head = 2 * model.vocab_size * model.hidden_size * new_tokens",
+        ("serving/index",),
+        "the output head charged for every new token, not once per sequence",
+    ),
+    Mutation(
+        "graph-buckets-no-8", "serving", "serving/cuda_graphs.py",
+        "    return [1, 2, 4, 8] + list(range(16, largest + 1, 16))",
+        "    return [1, 2, 4] + list(range(16, largest + 1, 16))",
+        ("serving/model-runner",),
+        "the CUDA-graph buckets forget the batch size 8",
+    ),
+    Mutation(
+        "cow-skipped", "serving", "serving/block_allocator.py",
+        "        elif self.ref_count[seq.table[-1]] > 1:",
+        "        elif self.ref_count[seq.table[-1]] > 2:",
+        ("serving/paged-attention",),
+        "copy-on-write only when three sequences share a block",
+    ),
+    Mutation(
+        "prefix-last-block-hits", "serving", "serving/prefix_cache.py",
+        "        last_block = (len(tokens) - 1) // self.block_size\n",
+        "        last_block = len(tokens) // self.block_size\n",
+        ("serving/prefix-caching",),
+        "the block holding the last prompt token may hit (no logits would be computed)",
+    ),
+    Mutation(
+        "paged-offset", "serving", "serving/paged_attention.py",
+        "    slots = [block_table[p // block_size] * block_size + p % block_size for p in range(start, end)]",
+        "    slots = [block_table[p // block_size] * block_size + (p + 1) % block_size"
+        " for p in range(start, end)]",
+        ("serving/paged-attention",),
+        "a token's slot is one position off inside its block",
+    ),
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# Labs of a page, parsed from its source
+# ---------------------------------------------------------------------------------------------
+
+
+def page_labs(docname: str) -> list[dict]:
+    """The labs of ``source/<docname>.md`` as the worker wants them (text, options, title)."""
+    lines = (SOURCE / f"{docname}.md").read_text(encoding="utf-8").splitlines()
+    labs = []
+    i = 0
+    while i < len(lines):
+        match = FENCE.match(lines[i])
+        if not match:
+            i += 1
+            continue
+        fence, title = match.group(1), match.group(2).strip()
+        i += 1
+        options: dict[str, str] = {}
+        while i < len(lines) and lines[i].startswith(":"):
+            key, _, value = lines[i][1:].partition(":")
+            options[key.strip()] = value.strip()
+            i += 1
+        body = []
+        while i < len(lines) and lines[i].rstrip() != fence:
+            body.append(lines[i])
+            i += 1
+        labs.append(
+            {
+                "title": title,
+                "text": "\n".join(body).strip("\n") + "\n",
+                "needs": options.get("needs", ""),
+                "expect_failure": "expect-failure" in options,
+                "timeout": float(options.get("timeout", 60)),
+                "seed": 0,
+                "memory_limit_mb": 0,
+                "filename": f"{docname} (lab {len(labs) + 1})",
+            }
+        )
+        i += 1
+    return labs
+
+
+# ---------------------------------------------------------------------------------------------
+# Running a page's labs against a labkit tree, in a forked child
+# ---------------------------------------------------------------------------------------------
+
+
+def _child(ext: Path, labs: list[dict], write_fd: int) -> None:
+    """Body of the forked child: import atlas from ``ext`` and run the labs in order."""
+    for name in [n for n in sys.modules if n == "atlas" or n.startswith("atlas.")]:
+        del sys.modules[name]
+    sys.path.insert(0, str(ext))
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ext), os.environ.get("PYTHONPATH", "")])
+    import types
+
+    from atlas.labs.worker import run_lab  # the copy's worker, seeded as in the build
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    module = types.ModuleType("__lab__")
+    sys.modules["__lab__"] = module
+    for index, lab in enumerate(labs):
+        try:
+            status = run_lab(index, lab, module.__dict__, devnull).status
+        except BaseException as exc:  # noqa: BLE001 - report, never hang the parent
+            status = f"crashed ({type(exc).__name__})"
+        os.write(write_fd, pickle.dumps((index, status)) + b"\n--\n")
+    os._exit(0)
+
+
+def run_page(ext: Path, labs: list[dict], timeout: float) -> list[str]:
+    """Statuses of ``labs`` run against the labkit under ``ext`` (a fork of this process)."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(read_fd)
+        try:
+            _child(ext, labs, write_fd)
+        finally:
+            os._exit(1)
+    os.close(write_fd)
+    statuses = ["crashed"] * len(labs)
+    buffer = b""
+    done = 0
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            os.kill(pid, signal.SIGKILL)
+            statuses = [s if s != "crashed" or i < done else "timeout"
+                        for i, s in enumerate(statuses)]
+            break
+        ready, _, _ = select.select([read_fd], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(read_fd, 65536)
+        if not chunk:
+            break
+        buffer += chunk
+        while b"\n--\n" in buffer:
+            record, buffer = buffer.split(b"\n--\n", 1)
+            index, status = pickle.loads(record)
+            statuses[index] = status
+        done = sum(1 for s in statuses if s != "crashed")
+    os.close(read_fd)
+    os.waitpid(pid, 0)
+    return statuses
+
+
+def copy_tree(mutation: Mutation | None, where: Path) -> Path:
+    """A book root under ``where`` whose ``ext/`` is a copy (patched by ``mutation``) and whose
+    other entries link to the repository. Returns the copy's ``ext`` folder."""
+    where.mkdir(parents=True, exist_ok=True)
+    for entry in ROOT.iterdir():
+        if entry.name in ("ext", "_build"):
+            continue
+        (where / entry.name).symlink_to(entry)
+    ext = where / "ext"
+    shutil.copytree(ROOT / "ext", ext, ignore=shutil.ignore_patterns("__pycache__"))
+    if mutation is not None:
+        target = ext / "atlas" / "labkit" / mutation.path
+        text = target.read_text(encoding="utf-8")
+        count = text.count(mutation.old)
+        if count != 1:
+            raise SystemExit(
+                f"mutation {mutation.name}: the text to replace occurs {count} times in "
+                f"ext/atlas/labkit/{mutation.path} (it must occur once); update the mutation"
+            )
+        target.write_text(text.replace(mutation.old, mutation.new), encoding="utf-8")
+    return ext
+
+
+FINE = {"passed", "xfail"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="*", help="run these mutations only")
+    parser.add_argument("--chapter", help="run the mutations of this chapter only")
+    parser.add_argument("--list", action="store_true", help="list the mutations and exit")
+    parser.add_argument("--timeout", type=float, default=90.0, help="seconds per page")
+    args = parser.parse_args(argv)
+
+    chosen = [
+        m
+        for m in MUTATIONS
+        if (not args.only or m.name in args.only) and (not args.chapter or m.chapter == args.chapter)
+    ]
+    if args.list:
+        for m in chosen:
+            print(f"{m.name:30s} {m.path:28s} {', '.join(m.pages)}\n{'':30s} {m.bug}")
+        return 0
+    if not chosen:
+        print("no mutation selected", file=sys.stderr)
+        return 2
+
+    import numpy  # noqa: F401 - what every lab imports, once, before the forks
+    import torch
+    import torch.distributed  # noqa: F401
+
+    torch.set_num_threads(1)
+    started = time.monotonic()
+    pages = sorted({p for m in chosen for p in m.pages})
+    labs = {p: page_labs(p) for p in pages}
+
+    with tempfile.TemporaryDirectory(prefix="atlas-mutations-") as tmp:
+        base_ext = copy_tree(None, Path(tmp) / "baseline")
+        baseline = {p: run_page(base_ext, labs[p], args.timeout) for p in pages}
+        broken = {p: s for p, s in baseline.items() if any(x not in FINE for x in s)}
+        for page, statuses in broken.items():
+            bad = [f"{labs[page][i]['title']} ({s})" for i, s in enumerate(statuses) if s not in FINE]
+            print(f"baseline: {page}: {'; '.join(bad)}", file=sys.stderr)
+        if broken:
+            print("the unmutated labs do not all pass; fix them first (or make upstreams)",
+                  file=sys.stderr)
+            return 2
+        rows = []
+        for n, mutation in enumerate(chosen):
+            ext = copy_tree(mutation, Path(tmp) / f"m{n}")
+            caught = []
+            for page in mutation.pages:
+                statuses = run_page(ext, labs[page], args.timeout)
+                caught += [
+                    f"{page}: {labs[page][i]['title']}" + ("" if s == "failed" else f" ({s})")
+                    for i, s in enumerate(statuses)
+                    if s not in FINE
+                ]
+            rows.append((mutation, caught))
+            shutil.rmtree(ext.parent)
+
+    width = max(len(m.name) for m, _ in rows)
+    print(f"{'mutation':{width}s}  caught by")
+    print(f"{'-' * width}  {'-' * 60}")
+    for mutation, caught in rows:
+        first, *rest = caught or ["NOT CAUGHT"]
+        print(f"{mutation.name:{width}s}  {first}")
+        for line in rest:
+            print(f"{'':{width}s}  {line}")
+    missed = [m.name for m, caught in rows if not caught]
+    elapsed = time.monotonic() - started
+    print(f"\n{len(rows) - len(missed)} of {len(rows)} mutations caught in {elapsed:.0f} s"
+          + (f"; not caught: {', '.join(missed)}" if missed else ""))
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
