@@ -392,3 +392,77 @@ def simulated_speedup(model, gpu, batch: int, context: int, gamma: int, alpha: f
     t_plain = step_cost(model, gpu, [(context, 1)] * batch).time_s
     rate = per_step / t_step / (batch / t_plain)
     return float(rate.mean()), float(rate.std() / math.sqrt(steps))
+
+
+# -- token trees ----------------------------------------------------------------------------
+
+
+def eagle_choices(name: str = "mc_sim_7b_63") -> list[list[int]]:
+    """A static tree shape from EAGLE's ``eagle/model/choices.py`` at the pin."""
+    text, label = read_upstream("eagle", "eagle/model/choices.py")
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == name:
+            return ast.literal_eval(node.value)
+    raise UpstreamUnavailable(f"{label} eagle/model/choices.py has no {name}")
+
+
+def tree_pass_equals_branches(choices, vocab: int = 48, prompt_len: int = 7, seed: int = 0):
+    """Verify a random token tree of shape ``choices`` in one masked pass of a tiny target,
+    and decode each root-to-leaf path separately; return the nodes, the paths and the largest
+    difference between the two sets of logits."""
+    from atlas.labkit.speculative.tree import from_choices, tree_mask, tree_paths, tree_positions
+
+    g = torch.Generator().manual_seed(seed)
+    model = TinyLM(vocab=vocab, layers=2, seed=seed)
+    parents = from_choices(choices)
+    prompt = torch.randint(vocab, (prompt_len,), generator=g).tolist()
+    tokens = torch.randint(vocab, (len(parents),), generator=g).tolist()
+    cache = KVCache()
+    model(torch.tensor(prompt), torch.arange(prompt_len), cache)
+    visible = torch.cat(
+        [torch.ones(len(parents), prompt_len, dtype=torch.bool), tree_mask(parents)], dim=1
+    )
+    one_pass = model(torch.tensor(tokens), tree_positions(parents, prompt_len), cache, visible)
+    paths = tree_paths(parents)
+    slow = branch_by_branch(model, prompt, tokens, parents, paths)
+    return {
+        "nodes": len(parents),
+        "paths": len(paths),
+        "cache_rows_written": len(cache) - prompt_len,
+        "max_abs_diff": float((one_pass - slow).abs().max()),
+    }
+
+
+def tree_round_then_decode(parents: list[int], planted: int, more: int = 12, seed: int = 1):
+    """One greedy tree round on a tiny target, then plain decoding from the compacted cache.
+
+    The tree's tokens are random except along the path to its deepest leaf, where the first
+    ``planted`` nodes carry the target's own greedy tokens. After the round, the cache keeps
+    only the accepted path (:meth:`KVCache.keep`) and decoding continues from it for ``more``
+    tokens. Returns the accepted count and whether the text equals plain greedy decoding."""
+    from atlas.labkit.speculative.tree import greedy_accept, tree_mask, tree_paths, tree_positions
+
+    g = torch.Generator().manual_seed(seed)
+    model = TinyLM(vocab=48, layers=2, seed=seed)
+    prompt = torch.randint(48, (6,), generator=g).tolist()
+    depth = max(len(p) for p in tree_paths(parents)) - 1
+    truth = greedy_reference(model, prompt, depth + 1 + more)
+    tokens = torch.randint(48, (len(parents),), generator=g).tolist()
+    deepest = max(tree_paths(parents), key=len)
+    for k, node in enumerate(deepest):
+        if k <= planted:  # node 0 is the root: the target's first token
+            tokens[node] = truth[k]
+    cache = KVCache()
+    logits = model(torch.tensor(prompt), torch.arange(len(prompt)), cache)
+    assert int(logits[-1].argmax()) == tokens[0]
+    visible = torch.cat([torch.ones(len(parents), len(prompt), dtype=torch.bool),
+                         tree_mask(parents)], dim=1)
+    logits = model(torch.tensor(tokens), tree_positions(parents, len(prompt)), cache, visible)
+    path, bonus = greedy_accept(tokens, parents, logits.argmax(-1).tolist())
+    cache.keep(len(prompt), path)
+    text = [tokens[i] for i in path] + [bonus]
+    while len(text) < len(truth):
+        pos = torch.tensor([len(prompt) + len(text) - 1])
+        text.append(int(model(torch.tensor(text[-1:]), pos, cache)[0].argmax()))
+    return {"accepted": len(path) - 1, "cache_after_round": len(prompt) + len(path),
+            "equals_greedy": text == truth}
