@@ -13,6 +13,10 @@ ROOTS = Path(__file__).resolve().parent / "roots"
 # Fixture books' conf.py load the real conf.py through this variable, so that a fixture book is
 # built with exactly the settings of the real one (see tests/roots/*/conf.py).
 os.environ.setdefault("ATLAS_BOOK_CONF", str(REPO / "conf.py"))
+# Triton picks interpreter or compiler when its own library functions are decorated, at import:
+# whichever test imports triton first (torch can, through inductor) must find the CPU interpreter
+# already chosen, or the kernels chapter's kernels call uninterpreted tl.max and fail.
+os.environ.setdefault("TRITON_INTERPRET", "1")
 
 
 @pytest.fixture(scope="session")
