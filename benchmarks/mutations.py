@@ -208,8 +208,8 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation(
         "roofline-head-per-token", "serving", "serving/roofline.py",
-        "    head = 2 * model.vocab_size * model.hidden_size * len(chunks)",
-        "    head = 2 * model.vocab_size * model.hidden_size * new_tokens",
+        "    rows = len(chunks) if logits == \"last\" else new_tokens",
+        "    rows = new_tokens",
         ("serving/index",),
         "the output head charged for every new token, not once per sequence",
     ),

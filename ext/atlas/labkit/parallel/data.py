@@ -55,6 +55,7 @@ class BucketedDDP:
         self.bucket_of = {id(p): i for i, b in enumerate(self.buckets) for p in b}
         self.n_params = len(params)
         self.launches: list[int] = []
+        self.sync = True  # False while accumulating microbatches: gradients just add up
         self._reset()
         for p in params:
             p.register_post_accumulate_grad_hook(self._on_grad_ready)
@@ -65,6 +66,8 @@ class BucketedDDP:
         self.inflight: list[tuple[int, torch.Tensor, Any]] = []
 
     def _on_grad_ready(self, param: torch.Tensor) -> None:
+        if not self.sync:  # not the last microbatch of the step: no communication
+            return
         self.ready += 1
         i = self.bucket_of[id(param)]
         self.pending[i] -= 1
@@ -193,3 +196,66 @@ class ZeroLinear(nn.Module):
 def zero3_model(dense: nn.Sequential, log: CommLog) -> nn.Sequential:
     """Replace every ``nn.Linear`` of ``dense`` by its ZeRO-3 sharded counterpart."""
     return nn.Sequential(*[ZeroLinear(m, log) if isinstance(m, nn.Linear) else m for m in dense])
+
+
+def exposed_comm(layers: int, t_backward: float, t_comm: float) -> float:
+    """Time the gradient all-reduces add after backward ends.
+
+    Backward finishes the gradients of one more layer (one bucket) every ``t_backward``
+    seconds; each bucket's all-reduce takes ``t_comm`` on the one link, which serves the
+    buckets in order. Returns when the last all-reduce ends, minus when backward ended.
+    """
+    link_free = 0.0
+    for i in range(1, layers + 1):
+        link_free = max(link_free, i * t_backward) + t_comm
+    return link_free - layers * t_backward
+
+
+def tokens_to_hide(peak_flops: float, link_bytes_per_s: float, grad_bytes: int = 2) -> float:
+    """Tokens per device per step above which the gradient all-reduce can hide behind
+    backward: backward spends 4 FLOPs per parameter per token (two thirds of the 6 of a
+    training step), and a ring all-reduce sends about twice the gradient's bytes."""
+    return peak_flops * (2 * grad_bytes) / (4 * link_bytes_per_s)
+
+
+def sharded_grad_norm(shard: torch.Tensor, group: Any = None) -> torch.Tensor:
+    """The global L2 norm of a gradient that is sharded over ``group``: each rank squares and
+    sums its own elements, one all-reduce adds the sums, and every rank takes the root."""
+    total = shard.pow(2).sum().reshape(1)
+    dist.all_reduce(total, group=group)
+    return total.sqrt()[0]
+
+
+def hsdp_reduce(
+    flat: torch.Tensor, shard_group: Any, replica_group: Any, log: CommLog | None = None
+) -> torch.Tensor:
+    """HSDP's gradient reduction: reduce-scatter inside the shard group (a node), all-reduce of
+    the reduced shard across the replica group (the same position in every node), and return
+    this rank's shard of the mean over all ranks. ``flat`` is padded to the shard group size."""
+    log = log if log is not None else CommLog()
+    n = dist.get_world_size(shard_group)
+    shard = torch.empty(flat.numel() // n, dtype=flat.dtype)
+    log.add("reduce_scatter_intra", flat.numel())
+    dist.reduce_scatter_single(shard, flat.contiguous(), group=shard_group)
+    log.add("all_reduce_inter", shard.numel())
+    dist.all_reduce(shard, group=replica_group)
+    return shard / dist.get_world_size()
+
+
+def newton_schulz(g: torch.Tensor, steps: int = 5) -> torch.Tensor:
+    """Muon's orthogonalisation of an update matrix: a quintic Newton-Schulz iteration that
+    pushes every singular value of ``g / ||g||`` towards 1 (coefficients of Jordan et al.)."""
+    a, b, c = 3.4445, -4.7750, 2.0315
+    x = g / (g.norm() + 1e-7)
+    for _ in range(steps):
+        xx = x @ x.T
+        x = a * x + (b * xx + c * xx @ xx) @ x
+    return x
+
+
+def adam_direction(g: torch.Tensor, m: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """One Adam update direction, elementwise: ``m' / (sqrt(v') + eps)`` with the moments
+    updated from ``g`` (bias correction left out; it is elementwise too)."""
+    m = 0.9 * m + 0.1 * g
+    v = 0.999 * v + 0.001 * g * g
+    return m / (v.sqrt() + 1e-8)

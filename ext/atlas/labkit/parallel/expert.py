@@ -162,3 +162,14 @@ def moe_expert_parallel(
     back = _AllToAll.apply(y, recv, send, log)
     out = torch.zeros_like(x).index_add(0, token, back)
     return out, load
+
+
+def a2a_to_compute(peak_flops: float, link_bytes_per_s: float, expert_ffn: int,
+                   dispatch_bytes: int = 1, combine_bytes: int = 2) -> float:
+    """Time of the all-to-all over time of the expert compute, per token and layer, when every
+    routed copy of a token crosses the link. A token sent to ``k`` experts moves ``k h`` elements
+    each way (dispatched in ``dispatch_bytes`` per element, combined in ``combine_bytes``) and
+    costs ``6 k h f`` FLOPs in SwiGLU experts of width ``f``; ``k`` and ``h`` cancel."""
+    comm = (dispatch_bytes + combine_bytes) / link_bytes_per_s
+    compute = 6 * expert_ffn / peak_flops
+    return comm / compute

@@ -32,6 +32,8 @@ from atlas.labkit.parallel.data import (
     BucketedDDP,
     ShardedAdam,
     ZeroLinear,
+    hsdp_reduce,
+    sharded_grad_norm,
     zero3_model,
 )
 from atlas.labkit.parallel.expert import (
@@ -188,6 +190,7 @@ def data_parallel_matches_reference(
     global_batch: int = 32,
     lr: float = 1e-2,
     bucket_numel: int = 600,
+    accumulate: int = 1,
 ) -> dict[str, Any]:
     """Train with ``method`` (``ddp``, ``zero1``, ``zero2``, ``zero3``) on this rank's slice of
     each batch; compare the final parameters with :func:`train_reference`.
@@ -197,7 +200,9 @@ def data_parallel_matches_reference(
     gradients and Adam state this rank keeps between steps (``param_numel``, ``grad_numel``,
     ``adam_numel``), ``traffic`` (elements this rank sends per step under ring algorithms, as
     a multiple of ``(N-1)/N``), and for DDP the gradient count at each bucket launch
-    (``launches``, out of ``n_grads``).
+    (``launches``, out of ``n_grads``). With ``accumulate = k`` (DDP only) each rank's slice
+    is split into ``k`` microbatches whose gradients add up, and only the last backward of a
+    step communicates; ``calls`` then counts the all-reduces of one step.
     """
     if global_batch % world_size:
         raise ValueError(f"global_batch {global_batch} is not divisible by {world_size} ranks")
@@ -217,11 +222,16 @@ def data_parallel_matches_reference(
         opt = torch.optim.Adam(model.parameters(), lr=lr)
     else:
         raise ValueError(f"unknown method {method!r}: use ddp, zero1, zero2 or zero3")
+    if accumulate > 1 and method != "ddp":
+        raise ValueError("accumulation is shown with DDP only")
     for x, y in make_batches(steps, global_batch):
         xs, ys = x[rank * local : (rank + 1) * local], y[rank * local : (rank + 1) * local]
         for p in model.parameters():
             p.grad = None
-        F.mse_loss(model(xs), ys).backward()
+        for j, (xm, ym) in enumerate(zip(xs.chunk(accumulate), ys.chunk(accumulate), strict=True)):
+            if method == "ddp":
+                ddp.sync = j == accumulate - 1  # only the last microbatch communicates
+            (F.mse_loss(model(xm), ym) / accumulate).backward()
         if method == "ddp":
             ddp.finish_grad_sync()
             launches.append(list(ddp.launches))
@@ -246,6 +256,8 @@ def data_parallel_matches_reference(
         "traffic": sum((2 if op == "all_reduce" else 1) * n for op, n in comm_per_step.items()),
         "launches": launches[-1] if launches else [],
         "n_grads": sum(1 for _ in model.parameters()),
+        "calls": {op: n // steps for op, n in log.calls.items()},
+        "buckets": len(ddp.buckets) if method == "ddp" else 0,
     }
 
 
@@ -403,6 +415,7 @@ def ep_moe_matches_reference(
         and close(router.grad, w.router.grad),
         "load": load,
         "load_ok": load == ref_load[mine],
+        "kept": token.numel(),
         "dropped": tokens * k - token.numel(),
         "aux_loss": round(load_balancing_loss(probs, expert, experts).item(), 3),
         "comm": log.as_dict(),
@@ -761,4 +774,64 @@ def measured_bytes_per_param(hidden: int = 64) -> dict[str, int]:
         "master": per_param(master),
         "adam_m": per_param([s["exp_avg"] for s in states]),
         "adam_v": per_param([s["exp_avg_sq"] for s in states]),
+    }
+
+
+def clipping_matches_dense(rank: int, world_size: int, numel: int = 1000) -> dict[str, Any]:
+    """Global-norm clipping of a gradient sharded over the ranks (ZeRO-2/3) against
+    ``torch.nn.utils.clip_grad_norm_`` on the whole gradient in one process."""
+    gen = torch.Generator().manual_seed(7)
+    full = torch.randn(numel, generator=gen, dtype=DTYPE)
+    shard = full.chunk(world_size)[rank].clone()
+    norm = sharded_grad_norm(shard)
+    param = torch.zeros(numel, dtype=DTYPE, requires_grad=True)
+    param.grad = full.clone()
+    dense_norm = torch.nn.utils.clip_grad_norm_([param], max_norm=1.0)
+    clipped = shard * min(1.0, 1.0 / (float(norm) + 1e-6))
+    return {
+        "norm_ok": bool(torch.isclose(norm, dense_norm, rtol=1e-12)),
+        "clip_ok": torch.allclose(clipped, param.grad.chunk(world_size)[rank], rtol=1e-6),
+        "norm": round(float(norm), 4),
+    }
+
+
+def hsdp_matches_dense(rank: int, world_size: int, per_node: int = 2, numel: int = 1000) -> dict:
+    """HSDP on ``world_size`` ranks in nodes of ``per_node``: each rank's shard of the reduced
+    gradient against the mean of every rank's gradient, computed densely; and the elements
+    each rank passed to the collectives inside and across nodes."""
+    nodes = world_size // per_node
+    shard_groups = [dist.new_group(list(range(n * per_node, (n + 1) * per_node))) for n in range(nodes)]
+    replica_groups = [dist.new_group(list(range(i, world_size, per_node))) for i in range(per_node)]
+    shard_group = shard_groups[rank // per_node]
+    replica_group = replica_groups[rank % per_node]
+
+    def grad_of(r: int) -> torch.Tensor:
+        return torch.randn(numel, generator=torch.Generator().manual_seed(100 + r), dtype=DTYPE)
+
+    log = CommLog()
+    shard = hsdp_reduce(grad_of(rank), shard_group, replica_group, log)
+    mean = torch.stack([grad_of(r) for r in range(world_size)]).mean(0)
+    mine = mean.chunk(per_node)[rank % per_node]
+    return {"ok": torch.allclose(shard, mine, rtol=1e-12, atol=1e-14), "comm": log.as_dict()}
+
+
+def matrix_update_shards(rows: int = 8, cols: int = 16, world: int = 4) -> dict[str, bool]:
+    """Whether an optimizer's update of a weight matrix can be computed shard by shard: Adam's
+    is elementwise (the update of a slice is the slice of the update); Muon's Newton-Schulz
+    orthogonalisation is not, unless the whole matrix is gathered first."""
+    from atlas.labkit.parallel.data import adam_direction, newton_schulz
+
+    gen = torch.Generator().manual_seed(3)
+    g = torch.randn(rows, cols, generator=gen, dtype=DTYPE)
+    m, v = torch.zeros_like(g), torch.zeros_like(g)
+    pieces = g.reshape(-1).chunk(world)  # ZeRO's flat shards cut across rows
+    adam_full = adam_direction(g, m, v).reshape(-1).chunk(world)
+    adam_sharded = [adam_direction(p, torch.zeros_like(p), torch.zeros_like(p)) for p in pieces]
+    muon_full = newton_schulz(g).reshape(-1).chunk(world)
+    muon_sharded = [newton_schulz(p.reshape(-1, cols)).reshape(-1) for p in pieces]
+    gathered = newton_schulz(torch.cat(pieces).reshape(rows, cols)).reshape(-1).chunk(world)
+    return {
+        "adam_shards_ok": all(torch.allclose(a, b) for a, b in zip(adam_full, adam_sharded, strict=True)),
+        "muon_shards_ok": all(torch.allclose(a, b, atol=1e-6) for a, b in zip(muon_full, muon_sharded, strict=True)),
+        "muon_gathered_ok": all(torch.allclose(a, b) for a, b in zip(muon_full, gathered, strict=True)),
     }

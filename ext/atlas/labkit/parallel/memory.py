@@ -33,6 +33,11 @@ class TransformerShape:
     vocab: int
     tied_embeddings: bool = False
 
+    def layer_matmul_params(self) -> int:
+        """Weights of one layer that multiply every token: Q, K, V, O and the MLP's three."""
+        h, kv = self.hidden, self.hidden * self.kv_heads // self.heads
+        return 2 * h * h + 2 * h * kv + 3 * h * self.ffn
+
     def params(self) -> int:
         """Parameters: per layer attention (Q, O full; K, V scaled by the KV heads), three
         MLP matrices and two norm vectors; embeddings, output head unless tied, final norm."""
@@ -60,6 +65,10 @@ def from_registry(name: str) -> TransformerShape:
 
 # Llama 2 7B (Touvron et al., 2023), from the model registry.
 LLAMA2_7B = from_registry("llama-2-7b")
+
+# Llama 3.1 8B (Grattafiori et al., 2024), from the model registry: its 128,256-token
+# vocabulary makes the output head weigh about as much as two and a half layers.
+LLAMA31_8B = from_registry("llama-3.1-8b")
 
 
 def ledger(n_params: int, dp: int = 1, zero_stage: int = 0) -> dict[str, float]:

@@ -98,14 +98,22 @@ class Simulation:
 
 
 def simulate(
-    kind: str, p: int, m: int, v: int = 1, t_f: float = 1.0, t_b: float = 2.0
+    kind: str,
+    p: int,
+    m: int,
+    v: int = 1,
+    t_f: float = 1.0,
+    t_b: float = 2.0,
+    weights: list[float] | None = None,
 ) -> Simulation:
     """Run the schedule's operations as early as their dependencies allow.
 
     A chunk's forward costs ``t_f / v`` and its backward ``t_b / v`` (a whole stage costs
-    ``t_f`` and ``t_b``); messages are free. ``F`` of model stage ``g`` waits for ``F`` of
-    ``g - 1``; ``B`` of ``g`` waits for ``B`` of ``g + 1`` (the last stage: for its own ``F``).
+    ``t_f`` and ``t_b``), times ``weights[s]`` on stage ``s`` when given (a stage with more
+    work); messages are free. ``F`` of model stage ``g`` waits for ``F`` of ``g - 1``; ``B``
+    of ``g`` waits for ``B`` of ``g + 1`` (the last stage: for its own ``F``).
     """
+    weights = weights or [1.0] * p
     order = schedule(kind, p, m, v)
     last = p * v - 1
     done: dict[tuple[str, int, int], float] = {}  # (kind, model stage, mb) -> end time
@@ -129,7 +137,7 @@ def simulate(
             if dep is not None and dep not in done:
                 continue
             start = max(free[s], done[dep] if dep else 0.0)
-            end = start + (t_f if op.kind == "F" else t_b) / v
+            end = start + (t_f if op.kind == "F" else t_b) * weights[s] / v
             done[(op.kind, g, op.mb)] = end
             free[s] = end
             timeline[s].append((start, end, op))
@@ -141,7 +149,7 @@ def simulate(
         if not progressed:
             raise RuntimeError(f"schedule {kind!r} deadlocks at p={p}, m={m}, v={v}")
     total = max(free)
-    busy = m * (t_f + t_b)  # per stage: every microbatch through every chunk
+    busy = m * (t_f + t_b) * max(weights)  # the busiest stage: every microbatch, every chunk
     return Simulation(total, 1 - busy / total, [n / v for n in peak], timeline)
 
 
@@ -238,3 +246,27 @@ def run_pipeline(
     for work in sends:
         work.wait()
     return loss, peak
+
+
+def makespan_formula(p: int, m: int, stage_times: list[float]) -> float:
+    """A pipeline step with stages of unequal cost (``stage_times[s]`` for one microbatch's
+    forward and backward on stage ``s``): one traversal of every stage, plus ``m - 1`` more
+    microbatches paced by the slowest stage, ``sum(t) + (m - 1) max(t)``."""
+    return sum(stage_times) + (m - 1) * max(stage_times)
+
+
+def p2p_seconds(seq: int, micro_batch: int, hidden: int, link_bytes_per_s: float,
+                tp: int = 1, bytes_per_element: int = 2) -> float:
+    """Time to send one microbatch's activation to the next stage, ``s b h`` elements; with
+    the scatter/gather optimisation each of the ``tp`` ranks sends only its ``1/tp`` of it."""
+    return seq * micro_batch * hidden * bytes_per_element / tp / link_bytes_per_s
+
+
+def stage_flops(layers: list[int], hidden: int, layer_params: int, vocab: int, seq: int) -> list[float]:
+    """Forward FLOPs per token of each pipeline stage holding ``layers[s]`` transformer layers:
+    2 per layer weight, causal attention's ``4 h (seq + 1) / 2`` per layer on average, and on
+    the last stage the output head's ``2 vocab h`` (the embedding lookup does no multiply)."""
+    per_layer = 2 * layer_params + 4 * hidden * (seq + 1) / 2
+    flops = [n * per_layer for n in layers]
+    flops[-1] += 2 * vocab * hidden
+    return flops

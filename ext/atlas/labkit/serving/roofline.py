@@ -68,18 +68,24 @@ class StepCost:
         return "compute" if self.compute_s >= self.memory_s else "memory"
 
 
-def step_cost(model: ModelConfig, gpu: Gpu, chunks: list[tuple[int, int]]) -> StepCost:
+def step_cost(
+    model: ModelConfig, gpu: Gpu, chunks: list[tuple[int, int]], logits: str = "last"
+) -> StepCost:
     """Cost of one step that runs ``chunks``: per sequence, (cached tokens, new tokens).
 
-    FLOPs: 2 per layer weight per new token; the output head once per sequence (logits are
-    computed for the last token of each sequence in the step, as nano-vllm does); attention
+    FLOPs: 2 per layer weight per new token; the output head on the last new token of each
+    sequence (``logits="last"``: prefill and decode, as nano-vllm computes them) or on every
+    new token (``logits="all"``: a speculative verification step scores every draft); attention
     over every key each new token sees. Bytes: every weight once, every cached key and value of
     each sequence once, and the new tokens' K and V written. Activations are ignored (they are
     small next to both).
     """
+    if logits not in ("last", "all"):
+        raise ValueError(f"logits must be 'last' or 'all', got {logits!r}")
     new_tokens = sum(n for _, n in chunks)
     keys_seen = sum(n * c + n * (n + 1) // 2 for c, n in chunks)
-    head = 2 * model.vocab_size * model.hidden_size * len(chunks)
+    rows = len(chunks) if logits == "last" else new_tokens
+    head = 2 * model.vocab_size * model.hidden_size * rows
     flops = (
         2 * model.layer_matmul_params() * new_tokens
         + head
@@ -98,3 +104,55 @@ def decode_cost(model: ModelConfig, gpu: Gpu, batch: int, context_len: int) -> S
 def prefill_cost(model: ModelConfig, gpu: Gpu, prompt_len: int) -> StepCost:
     """One prefill step of a single prompt of ``prompt_len`` tokens."""
     return step_cost(model, gpu, [(0, prompt_len)])
+
+
+def crossover_batch(model: ModelConfig, gpu: Gpu, context_len: int) -> float | None:
+    """The decode batch at which a step's compute time reaches its memory time, in closed
+    form, for sequences holding ``context_len`` cached tokens; ``None`` when no batch gets
+    there (each sequence's cache reads grow as fast as its FLOPs).
+
+    Per sequence a step does ``a = 2 P + 2 V h + A (L + 1)`` FLOPs (layer weights ``P``,
+    head, attention over ``L + 1`` keys) and reads ``k (L + 1)`` cache bytes; the weights
+    ``w`` are read once. Compute equals memory when ``b a / F = (w + b k (L + 1)) / W``.
+    """
+    keys = context_len + 1
+    per_seq_flops = (
+        2 * model.layer_matmul_params()
+        + 2 * model.vocab_size * model.hidden_size
+        + model.attention_flops_per_key() * keys
+    )
+    per_seq_bytes = model.kv_bytes_per_token() * keys
+    gain = per_seq_flops / gpu.peak_flops - per_seq_bytes / gpu.bandwidth
+    if gain <= 0:
+        return None
+    return model.weight_bytes() / gpu.bandwidth / gain
+
+
+def swap_seconds(model: ModelConfig, tokens: int, link_bytes_per_s: float) -> float:
+    """Preemption by swapping: the sequence's keys and values go to host memory and come back,
+    ``2 x tokens x bytes per token`` over the host link."""
+    return 2 * tokens * model.kv_bytes_per_token() / link_bytes_per_s
+
+
+def recompute_seconds(model: ModelConfig, gpu: Gpu, tokens: int) -> float:
+    """Preemption by recomputation: a prefill of the ``tokens`` again, at the roofline."""
+    flops = (
+        2 * model.layer_matmul_params() * tokens
+        + 2 * model.vocab_size * model.hidden_size
+        + model.attention_flops_per_key() * tokens * (tokens + 1) // 2
+    )
+    moved = model.weight_bytes() + model.kv_bytes_per_token() * tokens
+    return max(flops / gpu.peak_flops, moved / gpu.bandwidth)
+
+
+def crossover_context(model: ModelConfig, gpu: Gpu) -> float:
+    """The context length above which no decode batch is compute-bound: where one more key
+    adds more memory time (its cached bytes) than compute time (its attention FLOPs) by as much
+    as a sequence's weight FLOPs take, ``(2 P + 2 V h) / F = (L + 1)(k / W - A / F)``."""
+    per_key = (
+        model.kv_bytes_per_token() / gpu.bandwidth
+        - model.attention_flops_per_key() / gpu.peak_flops
+    )
+    head = 2 * model.vocab_size * model.hidden_size
+    fixed = (2 * model.layer_matmul_params() + head) / gpu.peak_flops
+    return fixed / per_key - 1
