@@ -111,10 +111,15 @@ def test_off_runs_nothing_and_says_so(counted_book) -> None:
     assert "not run" in html and "labs are off in this build (atlas_labs_mode = 'off')" in html
 
 
-def test_bad_mode_is_a_config_error(counted_book) -> None:
+def test_bad_mode_is_a_config_error(counted_book, capsys) -> None:
     _, build = counted_book
-    with pytest.raises(Exception, match=r"atlas_labs_mode is 'sometimes'; use one of auto, force"):
+    with pytest.raises(SystemExit) as stopped:  # one clean error (atlas.project.config), exit 2
         build(atlas_labs_mode="sometimes")
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err == (
+        "command line: ERROR: -D atlas_labs_mode=sometimes: atlas_labs_mode must be one of "
+        "'auto', 'force', 'off' (e.g. -D atlas_labs_mode=auto)\n"
+    )
 
 
 def test_key_covers_labkit_sources_and_lab_text(tmp_path: Path) -> None:
