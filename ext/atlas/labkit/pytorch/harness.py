@@ -337,6 +337,11 @@ def mesh_and_dtensor(rank: int, world: int) -> dict[str, Any]:
         counts = {str(k).split(".")[-1]: v for k, v in debug.get_comm_counts().items()}
         comms[f"{src}->{dst}"] = (counts, torch.equal(y.full_tensor(), x.full_tensor()))
     out["comms"] = comms
+    gen = torch.Generator().manual_seed(3)
+    a, b = torch.randn(4, 8, generator=gen), torch.randn(8, 6, generator=gen)
+    prod = distribute_tensor(a, mesh, [Shard(1)]) @ distribute_tensor(b, mesh, [Shard(0)])
+    out["matmul_placement"] = str(prod.placements[0])
+    out["matmul_ok"] = torch.allclose(prod.full_tensor(), a @ b, atol=1e-5)
     return out
 
 
