@@ -139,6 +139,7 @@ def slime_ppo() -> types.SimpleNamespace:
     names = (
         "compute_approx_kl",
         "compute_policy_loss",
+        "compute_gspo_kl",
         "vanilla_gae",
         "chunked_discounted_returns",
         "chunked_gae",
@@ -845,3 +846,68 @@ def slime_reduce(per_token: torch.Tensor, lengths: list[int], per_token_loss: bo
 def slime_first_fit(lengths: list[int], capacity: int) -> list[list[int]]:
     """slime's ``first_fit_pack`` (seqlen_balancing.py) at the pin."""
     return upstream_defs("slime", "slime/utils/seqlen_balancing.py", ("first_fit_pack",))["first_fit_pack"](lengths, capacity)
+
+
+def slime_placement(train_gpus: int, rollout_gpus: int, colocate: bool) -> int:
+    """GPUs slime's ``_get_placement_group_layout`` (placement_group.py, at the pin) reserves
+    for one node of ``train_gpus`` training GPUs and ``rollout_gpus`` engine GPUs."""
+    fn = upstream_defs("slime", "slime/ray/placement_group.py", ("_get_placement_group_layout",))[
+        "_get_placement_group_layout"
+    ]
+    args = types.SimpleNamespace(
+        actor_num_nodes=1, actor_num_gpus_per_node=train_gpus, debug_train_only=False,
+        rollout_external=False, debug_rollout_only=False, colocate=colocate, rollout_num_gpus=rollout_gpus,
+    )
+    return fn(args)[0]
+
+
+def engine_layers_match_dense(rank: int, world: int, s, ffn: int) -> dict[str, bool]:
+    """The whole path on ``world`` gloo ranks: Megatron TP shards of the dense weights,
+    resharded to Hugging Face tensors by :func:`~.weights.reshard_to_hf`, then loaded into
+    nano-vllm's own tensor-parallel layers (``nanovllm/layers/linear.py`` at the pin, run on
+    this process group) through their ``weight_loader``s. Each layer's output on this rank
+    must equal the matching slice of the dense layer's output (the row-parallel layers
+    all-reduce, so theirs must equal the whole)."""
+    import torch.distributed as dist
+    import torch.nn.functional as F
+    from torch import nn
+
+    from atlas.labkit.post_training.weights import reshard_to_hf
+
+    nv = upstream_defs(
+        "nano-vllm", "nanovllm/layers/linear.py",
+        ("divide", "LinearBase", "ColumnParallelLinear", "MergedColumnParallelLinear", "QKVParallelLinear",
+         "RowParallelLinear"),
+        {"torch": torch, "nn": nn, "F": F, "dist": dist},
+    )
+    dense = dense_hf_weights(s, ffn)
+    hf = reshard_to_hf(megatron_tp_shards(dense, s, world, rank), s)
+    qkv = nv["QKVParallelLinear"](s.hidden, s.head_dim, s.heads, s.groups)
+    o = nv["RowParallelLinear"](s.heads * s.head_dim, s.hidden)
+    gate_up = nv["MergedColumnParallelLinear"](s.hidden, [ffn, ffn])
+    down = nv["RowParallelLinear"](ffn, s.hidden)
+    p = "layers.0."
+    for shard, layer in (("q", qkv), ("k", qkv), ("v", qkv)):
+        layer.weight.weight_loader(layer.weight, hf[p + f"{shard}_proj.weight"], shard)
+    gate_up.weight.weight_loader(gate_up.weight, hf[p + "gate_proj.weight"], 0)
+    gate_up.weight.weight_loader(gate_up.weight, hf[p + "up_proj.weight"], 1)
+    o.weight.weight_loader(o.weight, hf[p + "o_proj.weight"])
+    down.weight.weight_loader(down.weight, hf[p + "down_proj.weight"])
+
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(5, s.hidden, generator=g)
+    q_cols, kv_cols = s.heads * s.head_dim // world, s.groups * s.head_dim // world
+    mine = lambda w, n: w[rank * n : (rank + 1) * n]  # noqa: E731 - this rank's rows
+    want_qkv = torch.cat([x @ mine(dense[p + f"{n}_proj.weight"], c).T for n, c in (("q", q_cols), ("k", kv_cols), ("v", kv_cols))], -1)
+    want_gate_up = torch.cat([x @ mine(dense[p + f"{n}_proj.weight"], ffn // world).T for n in ("gate", "up")], -1)
+    a = torch.randn(5, s.heads * s.head_dim, generator=g)
+    h = torch.randn(5, ffn, generator=g)
+    a_mine = a[:, rank * q_cols : (rank + 1) * q_cols]
+    h_mine = h[:, rank * ffn // world : (rank + 1) * ffn // world]
+    with torch.no_grad():
+        return {
+            "qkv": torch.allclose(qkv(x), want_qkv, atol=1e-5),
+            "gate_up": torch.allclose(gate_up(x), want_gate_up, atol=1e-5),
+            "o": torch.allclose(o(a_mine), a @ dense[p + "o_proj.weight"].T, atol=1e-5),
+            "down": torch.allclose(down(h_mine), h @ dense[p + "down_proj.weight"].T, atol=1e-5),
+        }
