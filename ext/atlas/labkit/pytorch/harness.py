@@ -431,6 +431,18 @@ def kernel_loops(code: str, kernel: str) -> int:
     return len(re.findall(r"\bfor\s*\(", source))
 
 
+def kernel_body(code: str, kernel: str) -> list[str]:
+    """The loop and its statements in one generated C++ kernel, casts and guards removed."""
+    start = code.index(f"{kernel} = ")
+    source = code[start:].split("''')", 1)[0]
+    lines = []
+    for line in source.splitlines():
+        line = re.sub(r"static_cast<int64_t>\(([^()]*)\)", r"\1", line.strip())
+        if line.startswith(("for(", "auto tmp")) or ".store(" in line:
+            lines.append(line)
+    return lines
+
+
 def dispatched_ops(fn: Callable[..., torch.Tensor], *args: torch.Tensor) -> list[str]:
     from atlas.labkit.pytorch.dispatch import OpLog
 
