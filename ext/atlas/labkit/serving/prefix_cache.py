@@ -62,10 +62,14 @@ class PrefixCache:
         block.ref_count, block.hash, block.tokens = 1, None, []
         return block_id
 
-    def _lookup(self, tokens: list[int]) -> list[int]:
-        """Block ids of the cached prefix of ``tokens`` (never the block of the last token)."""
+    def _lookup(self, tokens: list[int], salt: int | None = None) -> list[int]:
+        """Block ids of the cached prefix of ``tokens`` (never the block of the last token).
+
+        ``salt`` (a tenant's cache salt, a LoRA adapter's id, a hash of an image) starts the
+        chain in place of "no previous block", so equal tokens under different salts never
+        share a block."""
         hits: list[int] = []
-        prev = None
+        prev = salt
         last_block = (len(tokens) - 1) // self.block_size
         for i in range(last_block):
             chunk = tokens[i * self.block_size : (i + 1) * self.block_size]
@@ -76,9 +80,9 @@ class PrefixCache:
             hits.append(block_id)
         return hits
 
-    def allocate(self, tokens: list[int]) -> tuple[list[int], int] | None:
+    def allocate(self, tokens: list[int], salt: int | None = None) -> tuple[list[int], int] | None:
         """Block table for a new prompt and its cached token count; None if it cannot fit."""
-        hits = self._lookup(tokens)
+        hits = self._lookup(tokens, salt)
         need_new = -(-len(tokens) // self.block_size) - len(hits)
         revived = sum(1 for b in hits if self.blocks[b].ref_count == 0)
         if len(self.free) < need_new + revived:
@@ -93,13 +97,16 @@ class PrefixCache:
         table.extend(self._take_free() for _ in range(need_new))
         return table, len(hits) * self.block_size
 
-    def commit(self, table: list[int], tokens: list[int], done: int) -> int:
+    def commit(
+        self, table: list[int], tokens: list[int], done: int, salt: int | None = None
+    ) -> int:
         """Publish the hashes of full blocks ``done..`` of ``tokens`` once their KV exists.
 
         Returns the new number of published blocks; the chain continues from block
-        ``done - 1``'s hash, so each block is hashed once over a sequence's life.
+        ``done - 1``'s hash (or from ``salt``), so each block is hashed once over a sequence's
+        life.
         """
-        prev = self.blocks[table[done - 1]].hash if done else None
+        prev = self.blocks[table[done - 1]].hash if done else salt
         full = len(tokens) // self.block_size
         for i in range(done, full):
             chunk = tokens[i * self.block_size : (i + 1) * self.block_size]

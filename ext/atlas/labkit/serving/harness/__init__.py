@@ -214,27 +214,31 @@ class HitReport:
         return self.cached_tokens / self.prompt_tokens
 
 
-def run_block_cache(trace: list[Request], num_blocks: int, block_size: int) -> HitReport:
+def run_block_cache(
+    trace: list[Request], num_blocks: int, block_size: int, salts: list[int | None] | None = None
+) -> HitReport:
     """Serve ``trace`` one request at a time through a ``PrefixCache``; count cached tokens.
 
     Prompt blocks are published after prefill; blocks filled while decoding are published as
-    they fill, so the next turn of a chat can hit its own earlier answers.
+    they fill, so the next turn of a chat can hit its own earlier answers. ``salts`` gives
+    each request's cache salt (``None``: unsalted).
     """
     cache = PrefixCache(num_blocks, block_size)
     per_request: list[int] = []
-    for req in trace:
-        got = cache.allocate(req.prompt)
+    for i, req in enumerate(trace):
+        salt = salts[i] if salts else None
+        got = cache.allocate(req.prompt, salt)
         if got is None:
             raise ValueError(f"a prompt of {len(req.prompt)} tokens does not fit in the pool")
         table, cached = got
         per_request.append(cached)
         tokens = list(req.prompt)
-        done = cache.commit(table, tokens, 0)
+        done = cache.commit(table, tokens, 0, salt)
         for t in req.output[:-1]:  # the last answer token is sampled, never fed back
             tokens.append(t)
             if not cache.grow(table, len(tokens) - 1):
                 raise ValueError("pool exhausted while decoding; use more blocks")
-            done = cache.commit(table, tokens, done)
+            done = cache.commit(table, tokens, done, salt)
         cache.release(table)
     total = sum(len(r.prompt) for r in trace)
     return HitReport(total, sum(per_request), tuple(per_request))
@@ -487,3 +491,218 @@ def distserve_goodput(
         mid = (low + high) // 2
         low, high = (mid, high) if ok(mid) else (low, mid)
     return low
+
+
+def routed_hits(
+    trace: list[Request], replicas: int, policy: str, block_size: int = 16, slack: float = 0.25
+) -> tuple[int, list[int]]:
+    """Route ``trace`` over ``replicas`` with :func:`..routing.route`, then serve each
+    replica's share, in order, through its own never-evicting block cache. Returns the cached
+    prompt tokens over all replicas and the requests each replica received."""
+    from atlas.labkit.serving.routing import route
+
+    chosen = route(trace, replicas, policy, slack)
+    total = 0
+    for r in range(replicas):
+        share = [req for req, c in zip(trace, chosen, strict=True) if c == r]
+        if share:
+            total += run_block_cache(share, 10**6 // block_size, block_size).cached_tokens
+    return total, [chosen.count(r) for r in range(replicas)]
+
+
+def relayout_matches_dense(
+    seq_lens: list[int],
+    *,
+    heads: int = 16,
+    kv_heads: int = 8,
+    head_dim: int = 8,
+    tp_prefill: int = 2,
+    tp_decode: int = 4,
+    block_prefill: int = 4,
+    block_decode: int = 8,
+    seed: int = 0,
+) -> dict[str, object]:
+    """Move a paged KV cache from a prefill instance (``tp_prefill`` ranks, its own blocks of
+    ``block_prefill`` tokens) to a decode instance (``tp_decode`` ranks, blocks of
+    ``block_decode``), following :func:`..disaggregation.transfer_plan`; then every decode rank
+    runs paged attention for its query heads and is compared with dense causal attention over
+    all heads. Returns ``match`` and the elements each decode rank received."""
+    from atlas.labkit.serving.disaggregation import transfer_plan
+
+    gen = torch.Generator().manual_seed(seed)
+    pools = 64
+
+    def cache_of(tp: int, block: int) -> list[tuple[PagedKVCache, list[list[int]]]]:
+        ranks = []
+        for _ in range(tp):
+            free = torch.randperm(pools, generator=gen).tolist()
+            tables = [[free.pop() for _ in range(-(-n // block))] for n in seq_lens]
+            ranks.append((PagedKVCache.empty(pools, block, kv_heads // tp, head_dim), tables))
+        return ranks
+
+    dense = [
+        (torch.randn(n, kv_heads, head_dim, generator=gen, dtype=torch.float64),
+         torch.randn(n, kv_heads, head_dim, generator=gen, dtype=torch.float64))
+        for n in seq_lens
+    ]
+    src = cache_of(tp_prefill, block_prefill)
+    per_src = kv_heads // tp_prefill
+    for i, (cache, tables) in enumerate(src):  # the prefill instance writes its own heads
+        for (k, v), table, n in zip(dense, tables, seq_lens, strict=True):
+            heads_i = slice(i * per_src, (i + 1) * per_src)
+            store_kv(cache, slot_mapping(table, 0, n, block_prefill), k[:, heads_i], v[:, heads_i])
+    dst = cache_of(tp_decode, block_decode)
+    per_dst = kv_heads // tp_decode
+    received = [0] * tp_decode
+    for i, j, moved in transfer_plan(kv_heads, tp_prefill, tp_decode):
+        (scache, stables), (dcache, dtables) = src[i], dst[j]
+        a, b = moved.start - i * per_src, moved.stop - i * per_src  # heads in the source
+        c, d = moved.start - j * per_dst, moved.stop - j * per_dst  # heads in the destination
+        for stable, dtable, n in zip(stables, dtables, seq_lens, strict=True):
+            s_slots = slot_mapping(stable, 0, n, block_prefill)
+            d_slots = slot_mapping(dtable, 0, n, block_decode)
+            for pool_s, pool_d in ((scache.k, dcache.k), (scache.v, dcache.v)):
+                rows = pool_s.view(-1, *pool_s.shape[2:])[s_slots, a:b]
+                pool_d.view(-1, *pool_d.shape[2:])[d_slots, c:d] = rows
+                received[j] += rows.numel()
+    worst = 0.0
+    q_per_rank = heads // tp_decode
+    for (k, v), n, s in zip(dense, seq_lens, range(len(seq_lens)), strict=True):
+        q = torch.randn(1, heads, head_dim, generator=gen, dtype=torch.float64)
+        pos = torch.tensor([n - 1])
+        full = causal_attention(q, k, v, pos)
+        for j, (cache, tables) in enumerate(dst):
+            mine = slice(j * q_per_rank, (j + 1) * q_per_rank)
+            out = paged_attention(q[:, mine], pos, cache, tables[s], n)
+            worst = max(worst, (out - full[:, mine]).abs().max().item())
+    return {"match": worst < 1e-12, "received": received}
+
+
+def attainment(ttft: dict[int, float], tpot: dict[int, float], ttft_slo: float, tpot_slo: float) -> float:
+    """Share of requests that met both objectives (requests with one output token have no TPOT)."""
+    ok = sum(1 for r in ttft if ttft[r] <= ttft_slo and tpot.get(r, 0.0) <= tpot_slo)
+    return ok / len(ttft)
+
+
+def colocated_latencies(
+    trace: list[TraceRequest], limits: object, cost: Callable, replicas: int, policy: str = "chunked"
+) -> tuple[dict[int, float], dict[int, float]]:
+    """TTFT and TPOT of every request when ``replicas`` engines each serve both phases, the
+    requests dealt out in turn."""
+    from atlas.labkit.serving.simulator import simulate
+
+    ttft: dict[int, float] = {}
+    tpot: dict[int, float] = {}
+    for k in range(replicas):
+        share = [r for r in trace if r.rid % replicas == k]
+        run = simulate(share, policy, limits, cost)  # type: ignore[arg-type]
+        ttft.update(run.ttft)
+        tpot.update(run.tpot)
+    return ttft, tpot
+
+
+def disaggregated_latencies(
+    trace: list[TraceRequest],
+    prefill_limits: object,
+    decode_limits: object,
+    cost: Callable,
+    kv_bytes_per_token: int,
+    link_bytes_per_s: float,
+) -> tuple[dict[int, float], dict[int, float]]:
+    """TTFT and TPOT when one instance prefills (and samples the first token), the keys and
+    values then cross a link, and another instance decodes the rest."""
+    from atlas.labkit.serving.disaggregation import decode_only_cost
+    from atlas.labkit.serving.simulator import simulate
+
+    prefill = simulate(
+        [TraceRequest(r.rid, r.arrival, r.prompt_len, 1) for r in trace],
+        "continuous", prefill_limits, cost,  # type: ignore[arg-type]
+    )
+    first = {r.rid: r.arrival + prefill.ttft[r.rid] for r in trace}
+    later = [
+        TraceRequest(r.rid, first[r.rid] + r.prompt_len * kv_bytes_per_token / link_bytes_per_s,
+                     r.prompt_len, r.output_len)
+        for r in trace if r.output_len > 1
+    ]
+    decode = simulate(later, "continuous", decode_limits, decode_only_cost(cost))  # type: ignore[arg-type]
+    tpot = {
+        r.rid: (r.arrival + decode.e2e[r.rid] - first[r.rid]) / (r.output_len - 1) for r in later
+    }
+    return dict(prefill.ttft), tpot
+
+
+def lora_matches_merged(
+    tokens: int = 12, h_in: int = 32, h_out: int = 48, rank: int = 4, adapters: int = 3,
+    scale: float = 2.0, seed: int = 0,
+) -> dict[str, object]:
+    """The batched multi-LoRA layer against each row multiplied by its own merged weight
+    ``W + s B_i A_i``; and the FLOPs of the batched layer, counted by ``FlopCounterMode``, over
+    those of the base multiply alone (every row with an adapter)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from atlas.labkit.serving.lora import lora_batched
+
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(tokens, h_in, generator=gen, dtype=torch.float64)
+    w = torch.randn(h_out, h_in, generator=gen, dtype=torch.float64)
+    a = torch.randn(adapters, rank, h_in, generator=gen, dtype=torch.float64)
+    b = torch.randn(adapters, h_out, rank, generator=gen, dtype=torch.float64)
+    ids = torch.randint(-1, adapters, (tokens,), generator=gen)
+    got = lora_batched(x, w, a, b, ids, scale)
+    rows = []
+    for t in range(tokens):
+        merged = w if ids[t] < 0 else w + scale * b[ids[t]] @ a[ids[t]]
+        rows.append(x[t] @ merged.T)
+    every = torch.arange(tokens) % adapters
+    with FlopCounterMode(display=False) as lora_count:
+        lora_batched(x, w, a, b, every, scale)
+    with FlopCounterMode(display=False) as base_count:
+        x @ w.T
+    return {
+        "match": torch.allclose(got, torch.stack(rows), rtol=1e-10, atol=1e-10),
+        "overhead": lora_count.get_total_flops() / base_count.get_total_flops() - 1,
+    }
+
+
+STRUCTURED_VOCAB = [
+    "{", '{"', '"', "n", '"n', '":', ":", " ", ": ", '{"n": ', "0", "1", "2", "3", "4", "5",
+    "6", "7", "8", "9", "12", "345", "07", "}", "7}", "0}", "a", "abc", "x", ",", "]", '"n":',
+    "n\":", " 1", "true", "null", "{}", "Ω",
+]
+
+
+def constrained_samples(count: int = 200, max_steps: int = 30, seed: int = 0) -> dict[str, object]:
+    """Sample ``count`` strings token by token from a uniform "model" over
+    ``STRUCTURED_VOCAB``, masked by :func:`..structured.token_masks` (stopping at the final
+    state), and as many unmasked; check every string with Python's own ``re.fullmatch``."""
+    import re
+
+    from atlas.labkit.serving.structured import DEAD, FINAL, read, token_masks
+
+    pattern = re.compile(r'\{"n": [0-9]+\}')
+    rng = random.Random(seed)
+    masks = token_masks(STRUCTURED_VOCAB)
+    masked_out, steps = 0, 0
+    outputs = []
+    for _ in range(count):
+        state, text = 0, ""
+        for _ in range(max_steps):
+            if state == FINAL:
+                break
+            allowed = [t for t, ok in zip(STRUCTURED_VOCAB, masks[state], strict=True) if ok]
+            masked_out += len(STRUCTURED_VOCAB) - len(allowed)
+            steps += 1
+            token = rng.choice(allowed)
+            text += token
+            state = read(state, token)
+            assert state != DEAD
+        outputs.append((state == FINAL, text))
+    free = ["".join(rng.choice(STRUCTURED_VOCAB) for _ in range(rng.randint(1, 8))) for _ in range(count)]
+    finished = [text for done, text in outputs if done]
+    return {
+        "finished": len(finished),
+        "all_match": all(pattern.fullmatch(text) for text in finished),
+        "unmasked_match": sum(1 for text in free if pattern.fullmatch(text)),
+        "masked_share": round(masked_out / (steps * len(STRUCTURED_VOCAB)), 2),
+        "example": finished[0] if finished else "",
+    }
