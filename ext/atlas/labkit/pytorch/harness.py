@@ -373,6 +373,15 @@ def races(ops: list[Any]) -> list[tuple[str, str]]:
     return found
 
 
+def header_constants() -> dict[str, int]:
+    """The allocator's size constants, read from the C++ header the installed wheel ships."""
+    from pathlib import Path
+
+    header = Path(torch.__file__).parent / "include" / "c10" / "core" / "AllocatorConfig.h"
+    found = re.findall(r"constexpr size_t (k\w+) = (\d+);", header.read_text())
+    return {name: int(value) for name, value in found}
+
+
 def side_stream_reuse(mode: str, nbytes: int = 4 * alloc_mod.MIB) -> dict[str, Any]:
     """A buffer made on the compute stream, read by a send on a side stream, then freed.
 
