@@ -123,10 +123,3 @@ def e8m0_value(code: int) -> float:
     """The E8M0 scale of the MX formats: ``2^(code - 127)``; code 255 is NaN."""
     return float("nan") if code == 255 else 2.0 ** (code - 127)
 
-
-def round_to_int(x: torch.Tensor, bits: int, stochastic: bool = False) -> torch.Tensor:
-    """Round onto the signed integers of ``bits`` bits, symmetric: ``[-(2^(b-1) - 1), 2^(b-1) - 1]``."""
-    qmax = 2 ** (bits - 1) - 1
-    x = x.double()
-    q = torch.floor(x + torch.rand_like(x)) if stochastic else torch.round(x)
-    return q.clamp(-qmax, qmax)

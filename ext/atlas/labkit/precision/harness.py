@@ -26,6 +26,7 @@ import io
 import math
 import os
 import types
+import typing
 import unittest
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,9 @@ def _find(body: list[ast.stmt], dotted: str) -> ast.stmt:
     raise LookupError(f"no definition {dotted}")
 
 
-def upstream_defs(name: str, path: str, symbols: tuple[str, ...], namespace: dict[str, Any]) -> dict:
+def upstream_defs(
+    name: str, path: str, symbols: tuple[str, ...], namespace: dict[str, Any]
+) -> dict:
     """Execute the definitions ``symbols`` of ``path`` at the pin in ``namespace``."""
     text, label = read_upstream(name, path)
     tree = ast.parse(text)
@@ -90,12 +93,11 @@ def upstream_defs(name: str, path: str, symbols: tuple[str, ...], namespace: dic
 @functools.cache
 def deepgemm_math() -> types.SimpleNamespace:
     """DeepGEMM's ``deep_gemm/utils/math.py`` at the pin: the FP8 and FP4 casts it tests with."""
-    from typing import Tuple
-
     names = ("ceil_div", "align", "ceil_to_ue8m0", "pack_ue8m0_to_int", "per_token_cast_to_fp8",
              "per_block_cast_to_fp8", "_quantize_to_fp4_e2m1", "per_token_cast_to_fp4",
              "_dequantize_from_fp4_e2m1", "cast_back_from_fp4")
-    scope = upstream_defs("deepgemm", "deep_gemm/utils/math.py", names, {"torch": torch, "Tuple": Tuple})
+    namespace = {"torch": torch, "Tuple": typing.Tuple}  # noqa: UP006 (its annotations use it)
+    scope = upstream_defs("deepgemm", "deep_gemm/utils/math.py", names, namespace)
     return types.SimpleNamespace(**{n: scope[n] for n in names})
 
 
@@ -156,7 +158,9 @@ def _gptq_scope() -> dict:
     })
 
 
-def gptq_upstream(w: torch.Tensor, x: torch.Tensor, bits: int = 4, group: int = 128) -> torch.Tensor:
+def gptq_upstream(
+    w: torch.Tensor, x: torch.Tensor, bits: int = 4, group: int = 128
+) -> torch.Tensor:
     """GPTQ's own ``add_batch`` and ``fasterquant`` at the pin on a linear layer with weight
     ``w`` and calibration inputs ``x`` (``[n, in]``): the dequantized weights it writes back."""
     scope = _gptq_scope()
@@ -194,7 +198,9 @@ def awq_pseudo_quantize(w: torch.Tensor, bits: int = 4, group: int = 128) -> tor
                                                   q_group_size=group)
 
 
-def awq_upstream_scales(w: torch.Tensor, x: torch.Tensor, bits: int = 4, group: int = 128) -> torch.Tensor:
+def awq_upstream_scales(
+    w: torch.Tensor, x: torch.Tensor, bits: int = 4, group: int = 128
+) -> torch.Tensor:
     """The scales llm-awq's ``_search_module_scale`` (nested in ``auto_scale_block``) picks for
     one linear layer with weight ``w`` on inputs ``x``."""
     scope = _awq_scope()
@@ -208,7 +214,9 @@ def awq_upstream_scales(w: torch.Tensor, x: torch.Tensor, bits: int = 4, group: 
         return scope["_search_module_scale"](layer, [layer], x.float())
 
 
-def smoothquant_upstream(act_amax: torch.Tensor, w: torch.Tensor, alpha: float = 0.5) -> torch.Tensor:
+def smoothquant_upstream(
+    act_amax: torch.Tensor, w: torch.Tensor, alpha: float = 0.5
+) -> torch.Tensor:
     """The factors llm-awq's ``smooth_ln_fcs`` (SmoothQuant) applies, read back from the layer
     it rescales: ``W_after / W_before`` per input channel."""
     ln = torch.nn.LayerNorm(w.shape[1])
