@@ -135,3 +135,14 @@ def mlp_saved_bytes(tokens: int, hidden: int, ffn: int, dtype_bytes: int, checkp
     """
     per_token = hidden if checkpointed else hidden + 2 * ffn
     return tokens * per_token * dtype_bytes
+
+
+def swiglu_saved_bytes(tokens: int, hidden: int, ffn: int, dtype_bytes: int, checkpointed: bool) -> int:
+    """Bytes a SwiGLU MLP ``down(silu(x W_gate) * (x W_up))`` saves for backward.
+
+    The gate and up projections keep their shared input (``h`` per token); SiLU keeps its input
+    (``f``); the product keeps both its factors, SiLU's output and the up projection (``2f``);
+    the down projection keeps its input, the product (``f``). Checkpointed: the input only.
+    """
+    per_token = hidden if checkpointed else hidden + 4 * ffn
+    return tokens * per_token * dtype_bytes
