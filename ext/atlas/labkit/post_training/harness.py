@@ -911,3 +911,18 @@ def engine_layers_match_dense(rank: int, world: int, s, ffn: int) -> dict[str, b
             "o": torch.allclose(o(a_mine), a @ dense[p + "o_proj.weight"].T, atol=1e-5),
             "down": torch.allclose(down(h_mine), h @ dense[p + "down_proj.weight"].T, atol=1e-5),
         }
+
+
+# ---------------------------------------------------------------------------------------------
+# Problems
+# ---------------------------------------------------------------------------------------------
+
+
+def slime_keeps_group(rewards: list[float]) -> bool:
+    """slime's DAPO filter ``check_reward_nonzero_std`` (dynamic_sampling_filters.py, at the
+    pin) on a group with these rewards: kept unless all rewards are equal."""
+    scope = upstream_defs(
+        "slime", "slime/rollout/filter_hub/dynamic_sampling_filters.py", ("check_reward_nonzero_std",),
+        {"torch": torch, "DynamicFilterOutput": lambda keep, reason=None: types.SimpleNamespace(keep=keep)},
+    )
+    return bool(scope["check_reward_nonzero_std"](None, [_Sample(r) for r in rewards]).keep)
