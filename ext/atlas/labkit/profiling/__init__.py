@@ -1,0 +1,1 @@
+"""Labkit of the Profiling chapter: reading traces, memory snapshots and roofline placements."""
