@@ -87,7 +87,7 @@ def test_varlen_and_split_kv():
     cu = decode.cu_seqlens(lengths)
     q, k, v = randn(31, 4, 8, seed=1), randn(31, 2, 8, seed=2), randn(31, 2, 8, seed=3)
     o = decode.varlen_attention(q, k, v, cu, cu, causal=True, block_m=4, block_n=4)
-    for b, n in enumerate(lengths):
+    for b in range(len(lengths)):
         s, e = int(cu[b]), int(cu[b + 1])
         ref, _ = flash.naive_attention(
             q[s:e].transpose(0, 1),
@@ -135,7 +135,9 @@ def test_sparse_forms():
     for i in range(t):
         allowed[i, idx[i][idx[i] >= 0]] = True
     ref, _ = flash.naive_attention(
-        qh.transpose(0, 1), kh.expand(t, 4, 8).transpose(0, 1), vh.expand(t, 4, 8).transpose(0, 1),
+        qh.transpose(0, 1),
+        kh.expand(t, 4, 8).transpose(0, 1),
+        vh.expand(t, 4, 8).transpose(0, 1),
         allowed=allowed,
     )
     assert max_abs_diff(o, ref.transpose(0, 1)) < 1e-12
@@ -144,7 +146,8 @@ def test_sparse_forms():
 def test_linear_forms_agree():
     q, k, v = randn(2, 3, 37, 8, seed=1), randn(2, 3, 37, 8, seed=2), randn(2, 3, 37, 6, seed=3)
     k = F.normalize(k, dim=-1)
-    gv = -0.3 * torch.rand(2, 3, 37, 8, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    gen = torch.Generator().manual_seed(4)
+    gv = -0.3 * torch.rand(2, 3, 37, 8, generator=gen, dtype=torch.float64)
     for g in (None, gv[..., :1], gv):
         o1, s1 = linear.linear_recurrent(q, k, v, g)
         o3, s3 = linear.linear_chunkwise(q, k, v, 8, g)

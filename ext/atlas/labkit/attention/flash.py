@@ -58,7 +58,7 @@ class HBM:
 
 
 def standard_attention(q, k, v, causal=False, scale=None, hbm=None):
-    """Attention as three kernels that round-trip S and P through HBM (FlashAttention's baseline)."""
+    """Attention as three kernels that round-trip S and P through HBM (the paper's baseline)."""
     hbm = hbm or HBM()
     scale = q.shape[-1] ** -0.5 if scale is None else scale
     m, n = q.shape[-2], k.shape[-2]
@@ -70,10 +70,10 @@ def standard_attention(q, k, v, causal=False, scale=None, hbm=None):
     return hbm.write(hbm.read(p) @ hbm.read(v))  # kernel 3: O = PV
 
 
-def online_softmax_step(m, l, acc, s, v, threshold=None, stats=None):
-    """Fold one tile of scores ``s`` (``[rows, cols]``) and values ``v`` into ``(m, l, acc)``.
+def online_softmax_step(m, ell, acc, s, v, threshold=None, stats=None):
+    """Fold one tile of scores ``s`` (``[rows, cols]``) and values ``v`` into ``(m, ell, acc)``.
 
-    ``m`` is the running row maximum, ``l`` the running sum of ``exp(s - m)``, ``acc`` the
+    ``m`` is the running row maximum, ``ell`` the running sum of ``exp(s - m)``, ``acc`` the
     running unnormalised output. ``threshold`` (natural-log units) keeps the old maximum
     unless the new one exceeds it by more than that much: FlashAttention-4's lazy rescaling.
     """
@@ -83,13 +83,13 @@ def online_softmax_step(m, l, acc, s, v, threshold=None, stats=None):
     m_safe = torch.where(m_new == NEG_INF, 0.0, m_new)  # rows that have seen no key yet
     alpha = torch.exp(m - m_safe)  # rescales what was accumulated under the old maximum
     p = torch.exp(s - m_safe[..., None])
-    l = alpha * l + p.sum(dim=-1)
+    ell = alpha * ell + p.sum(dim=-1)
     acc = alpha[..., None] * acc + p @ v
     if stats is not None:
         stats["tiles"] = stats.get("tiles", 0) + 1
         stats["rescales"] = stats.get("rescales", 0) + int(((m_new != m) & (m > NEG_INF)).any())
         stats["max_p"] = max(stats.get("max_p", 0.0), float(p.max()))
-    return m_new, l, acc
+    return m_new, ell, acc
 
 
 def tiled_attention(
@@ -97,8 +97,8 @@ def tiled_attention(
 ):
     """FlashAttention's forward: tiles of Q against tiles of K and V, softmax online.
 
-    Each query tile keeps ``(m, l, acc)`` on chip while it walks the key tiles; only Q, K,
-    V are read and only O and the log-sum-exp ``lse = m + log l`` are written. Under a causal
+    Each query tile keeps ``(m, ell, acc)`` on chip while it walks the key tiles; only Q, K,
+    V are read and only O and the log-sum-exp ``lse = m + log ell`` are written. Under a causal
     mask, key tiles entirely above the diagonal are skipped. Returns ``(o, lse)``.
     """
     hbm = hbm or HBM()
@@ -111,7 +111,7 @@ def tiled_attention(
         qi = hbm.read(q[..., i0 : i0 + block_m, :])
         rows = qi.shape[-2]
         m = q.new_full((*lead, rows), NEG_INF)
-        l = q.new_zeros(*lead, rows)
+        ell = q.new_zeros(*lead, rows)
         acc = q.new_zeros(*lead, rows, v.shape[-1])
         last_key = i0 + rows - 1 + n_len - m_len  # the last key the tile's last row may see
         for j0 in range(0, n_len, block_n):
@@ -123,10 +123,10 @@ def tiled_attention(
             if causal:
                 keep = causal_allowed(m_len, n_len, i0, j0, rows, kj.shape[-2])
                 s = s.masked_fill(~keep, NEG_INF)
-            m, l, acc = online_softmax_step(m, l, acc, s, vj, threshold, stats)
-        l_safe = torch.where(l == 0, 1.0, l)  # a row with no visible key outputs zeros
+            m, ell, acc = online_softmax_step(m, ell, acc, s, vj, threshold, stats)
+        l_safe = torch.where(ell == 0, 1.0, ell)  # a row with no visible key outputs zeros
         o[..., i0 : i0 + rows, :] = hbm.write(acc / l_safe[..., None])
-        lse[..., i0 : i0 + rows] = hbm.write(m + torch.log(l))
+        lse[..., i0 : i0 + rows] = hbm.write(m + torch.log(ell))
     return o, lse
 
 

@@ -73,7 +73,8 @@ def linear_chunkwise(q, k, v, chunk, log_decay=None, scale=None, state=None):
         intra = (q_in @ k_in.transpose(-1, -2)).masked_fill(~causal, 0.0) @ vc
         out.append(q_in @ s + intra)
         g_last = g[..., -1:, :]  # [..., 1, d_k]
-        s = torch.exp(g_last).transpose(-1, -2) * s + (kc * torch.exp(g_last - g)).transpose(-1, -2) @ vc
+        decay_k = kc * torch.exp(g_last - g)  # each key decayed to the end of the chunk
+        s = torch.exp(g_last).transpose(-1, -2) * s + decay_k.transpose(-1, -2) @ vc
     return torch.cat(out, dim=-2), s
 
 
@@ -118,10 +119,16 @@ def delta_chunkwise(q, k, v, beta, chunk, log_decay=None, scale=None, state=None
         kk = kc @ kc.transpose(-1, -2)
         a = (bc[..., :, None] * kk * decay).tril(-1)
         eye = torch.eye(n, dtype=q.dtype)
-        w = torch.linalg.solve_triangular(eye + a, (bc * torch.exp(g))[..., None] * kc, upper=False, unitriangular=True)
-        u_tilde = torch.linalg.solve_triangular(eye + a, bc[..., None] * vc, upper=False, unitriangular=True)
+        w = torch.linalg.solve_triangular(
+            eye + a, (bc * torch.exp(g))[..., None] * kc, upper=False, unitriangular=True
+        )
+        u_tilde = torch.linalg.solve_triangular(
+            eye + a, bc[..., None] * vc, upper=False, unitriangular=True
+        )
         u = u_tilde - w @ s
-        out.append(torch.exp(g)[..., None] * (qc @ s) + ((qc @ kc.transpose(-1, -2)) * decay) @ u)
+        intra = ((qc @ kc.transpose(-1, -2)) * decay) @ u
+        out.append(torch.exp(g)[..., None] * (qc @ s) + intra)
         g_last = g[..., -1:]
-        s = torch.exp(g_last)[..., None] * s + (kc * torch.exp(g_last - g)[..., None]).transpose(-1, -2) @ u
+        decay_k = kc * torch.exp(g_last - g)[..., None]  # each key decayed to the chunk's end
+        s = torch.exp(g_last)[..., None] * s + decay_k.transpose(-1, -2) @ u
     return torch.cat(out, dim=-2), s

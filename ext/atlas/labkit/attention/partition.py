@@ -33,9 +33,7 @@ def wave_efficiency(blocks: int, sms: int, blocks_per_sm: int = 1) -> float:
 
 def causal_tile_costs(seqlen: int, block_m: int, block_n: int) -> list[int]:
     """Key tiles each query tile visits under a causal mask (its cost in tile steps)."""
-    return [
-        math.ceil(min(seqlen, i0 + block_m) / block_n) for i0 in range(0, seqlen, block_m)
-    ]
+    return [math.ceil(min(seqlen, i0 + block_m) / block_n) for i0 in range(0, seqlen, block_m)]
 
 
 def makespan(costs: list[float], sms: int, order: str = "given") -> float:

@@ -54,7 +54,7 @@ def block_sparse_attention(q, k, v, tiles, block_m, block_n, allowed=None, scale
         qi = q[..., i0 : i0 + block_m, :]
         rows = qi.shape[-2]
         m = q.new_full((*q.shape[:-2], rows), NEG_INF)
-        l = q.new_zeros(*q.shape[:-2], rows)
+        ell = q.new_zeros(*q.shape[:-2], rows)
         acc = q.new_zeros(*q.shape[:-2], rows, v.shape[-1])
         for b in torch.nonzero(tiles[a]).flatten().tolist():
             j0 = b * block_n
@@ -62,10 +62,10 @@ def block_sparse_attention(q, k, v, tiles, block_m, block_n, allowed=None, scale
             s = (qi @ kj.transpose(-1, -2)) * scale
             if tiles[a, b] == 1:
                 s = s.masked_fill(~allowed[i0 : i0 + rows, j0 : j0 + kj.shape[-2]], NEG_INF)
-            m, l, acc = online_softmax_step(m, l, acc, s, vj)
+            m, ell, acc = online_softmax_step(m, ell, acc, s, vj)
             visited += 1
-        seen = l > 0
-        l_safe = torch.where(seen, l, 1.0)  # a row with no visible key outputs zeros
+        seen = ell > 0
+        l_safe = torch.where(seen, ell, 1.0)  # a row with no visible key outputs zeros
         o[..., i0 : i0 + rows, :] = acc / l_safe[..., None]
         lse[..., i0 : i0 + rows] = torch.where(seen, m + torch.log(l_safe), NEG_INF)
     return o, lse, visited
@@ -85,9 +85,7 @@ class WindowCache:
         self.pos.append(pos)
         self.k.append(k)
         self.v.append(v)
-        keep = [
-            i for i, p in enumerate(self.pos) if p < self.sinks or p >= pos - self.window
-        ]
+        keep = [i for i, p in enumerate(self.pos) if p < self.sinks or p >= pos - self.window]
         self.pos = [self.pos[i] for i in keep]
         self.k = [self.k[i] for i in keep]
         self.v = [self.v[i] for i in keep]
