@@ -290,3 +290,41 @@ def test_rank_groups_equal_megatron_rank_generator() -> None:
     except harness.UpstreamUnavailable as exc:
         pytest.skip(str(exc))
     assert groups == memory.rank_groups({"tp": 2, "cp": 2, "ep": 1, "dp": 2, "pp": 2}, "dp")
+
+
+def test_exposed_comm_closed_form() -> None:
+    from atlas.labkit.parallel.data import exposed_comm
+
+    for layers, tb, tc in [(1, 1.0, 3.0), (8, 1.0, 0.5), (8, 0.5, 2.0)]:
+        assert exposed_comm(layers, tb, tc) == pytest.approx(tc + (layers - 1) * max(0.0, tc - tb))
+
+
+def _accumulate_clip_hsdp(rank: int, world: int) -> list[Any]:
+    harness.train_reference(5, 32)
+    return [
+        harness.data_parallel_matches_reference(rank, world, "ddp", accumulate=4),
+        harness.clipping_matches_dense(rank, world),
+        harness.hsdp_matches_dense(rank, world),
+    ]
+
+
+def test_accumulation_clipping_and_hsdp_on_four_ranks() -> None:
+    for acc, clip, hsdp in run_ranks(_accumulate_clip_hsdp, 4, timeout=120):
+        assert acc["match"] and acc["calls"] == {"all_reduce": acc["buckets"]}
+        assert clip["norm_ok"] and clip["clip_ok"]
+        assert hsdp["ok"] and hsdp["comm"] == {"all_reduce_inter": 500, "reduce_scatter_intra": 1000}
+
+
+def test_matrix_optimizers_do_not_shard() -> None:
+    assert harness.matrix_update_shards() == {
+        "adam_shards_ok": True, "muon_shards_ok": False, "muon_gathered_ok": True,
+    }
+
+
+def test_unequal_stages_follow_the_slowest_stage_formula() -> None:
+    w = [1.0, 1.0, 1.0, 1.4]  # the last stage is the slowest (the output head)
+    for kind in ("gpipe", "1f1b"):
+        sim = pipeline.simulate(kind, 4, 8, weights=w)
+        assert sim.total == pytest.approx(pipeline.makespan_formula(4, 8, [3 * x for x in w]))
+    flops = pipeline.stage_flops([2, 2], 64, 1000, 10, seq=7)
+    assert flops[1] - flops[0] == 2 * 10 * 64

@@ -420,3 +420,75 @@ def test_nanovllm_scheduler_without_prefix_cache_equals_the_simulator() -> None:
     ours = simulate(trace, "continuous", EngineLimits(8, 2048, 20, 256), unit_steps)
     assert [(s.kind, s.chunks) for s in ours.steps] == theirs
     assert ours.preempted == victims and victims
+
+
+def test_cache_aware_routing_keeps_the_single_replica_hits() -> None:
+    from atlas.labkit.serving.harness import chat_trace, routed_hits, run_block_cache
+    from atlas.labkit.serving.routing import route
+
+    trace = chat_trace(conversations=9, turns=3, system_prompts=2, system_len=64, seed=3)
+    one = run_block_cache(trace, 10**5, 16).cached_tokens
+    assert routed_hits(trace, 3, "cache-aware")[0] == one
+    assert routed_hits(trace, 3, "round-robin")[0] <= one
+    with pytest.raises(ValueError, match="policy"):
+        route(trace, 2, "random")
+
+
+def test_salted_chains_share_nothing() -> None:
+    from atlas.labkit.serving.harness import Request, run_block_cache
+
+    same = [Request(list(range(40)), [1, 2])] * 2
+    assert run_block_cache(same, 100, 16, salts=[1, 2]).per_request == (0, 0)
+    assert run_block_cache(same, 100, 16, salts=[5, 5]).per_request == (0, 32)
+
+
+def test_relayout_and_transfer_plan() -> None:
+    from atlas.labkit.serving.disaggregation import transfer_plan
+    from atlas.labkit.serving.harness import relayout_matches_dense
+
+    assert transfer_plan(8, 4, 2) == [(0, 0, range(0, 2)), (1, 0, range(2, 4)),
+                                      (2, 1, range(4, 6)), (3, 1, range(6, 8))]
+    assert relayout_matches_dense([3, 9], tp_prefill=2, tp_decode=4)["match"]
+    with pytest.raises(ValueError, match="do not split"):
+        transfer_plan(8, 3, 2)
+
+
+def test_disaggregated_latencies_at_zero_load() -> None:
+    from atlas.labkit.serving.harness import disaggregated_latencies
+    from atlas.labkit.serving.roofline import step_cost
+
+    cost = roofline_cost(LLAMA_3_8B, H100_SXM)
+    limits = EngineLimits(64, 4096, 10**5, 16)
+    kv, link = LLAMA_3_8B.kv_bytes_per_token(), 50e9
+    ttft, tpot = disaggregated_latencies([TraceRequest(0, 0.0, 500, 10)], limits, limits, cost, kv, link)
+    assert ttft[0] == step_cost(LLAMA_3_8B, H100_SXM, [(0, 500)]).time_s
+    steps = sum(step_cost(LLAMA_3_8B, H100_SXM, [(500 + i, 1)]).time_s for i in range(9))
+    assert tpot[0] == pytest.approx((500 * kv / link + steps) / 9, rel=1e-12)
+
+
+def test_lora_and_structured_output() -> None:
+    from atlas.labkit.serving.harness import constrained_samples, lora_matches_merged
+    from atlas.labkit.serving.lora import lora_flops_overhead
+    from atlas.labkit.serving.structured import DEAD, FINAL, read
+
+    r = lora_matches_merged(h_in=16, h_out=24, rank=2)
+    assert r["match"] and r["overhead"] == pytest.approx(lora_flops_overhead(16, 24, 2))
+    assert read(0, '{"n": 12}') == FINAL and read(0, '{"n": x') == DEAD
+    c = constrained_samples(count=30, seed=1)
+    assert c["all_match"] and c["unmasked_match"] == 0
+
+
+def test_crossover_and_preemption_costs() -> None:
+    from atlas.labkit.serving.roofline import (
+        crossover_batch,
+        crossover_context,
+        recompute_seconds,
+        swap_seconds,
+    )
+
+    b = math.ceil(crossover_batch(LLAMA_3_8B, H100_SXM, 0))
+    assert decode_cost(LLAMA_3_8B, H100_SXM, b, 0).bound == "compute"
+    assert decode_cost(LLAMA_3_8B, H100_SXM, b - 1, 0).bound == "memory"
+    assert crossover_batch(LLAMA_3_8B, H100_SXM, math.ceil(crossover_context(LLAMA_3_8B, H100_SXM))) is None
+    assert recompute_seconds(LLAMA_3_8B, H100_SXM, 1000) == prefill_cost(LLAMA_3_8B, H100_SXM, 1000).time_s
+    assert swap_seconds(LLAMA_3_8B, 10, 1e9) == 20 * LLAMA_3_8B.kv_bytes_per_token() / 1e9

@@ -506,7 +506,7 @@ def routed_hits(
     for r in range(replicas):
         share = [req for req, c in zip(trace, chosen, strict=True) if c == r]
         if share:
-            total += run_block_cache(share, 10**6 // block_size, block_size).cached_tokens
+            total += run_block_cache(share, 10**5 // block_size, block_size).cached_tokens
     return total, [chosen.count(r) for r in range(replicas)]
 
 
