@@ -918,11 +918,16 @@ def engine_layers_match_dense(rank: int, world: int, s, ffn: int) -> dict[str, b
 # ---------------------------------------------------------------------------------------------
 
 
-def slime_keeps_group(rewards: list[float]) -> bool:
-    """slime's DAPO filter ``check_reward_nonzero_std`` (dynamic_sampling_filters.py, at the
-    pin) on a group with these rewards: kept unless all rewards are equal."""
+@functools.cache
+def _slime_filter():
     scope = upstream_defs(
         "slime", "slime/rollout/filter_hub/dynamic_sampling_filters.py", ("check_reward_nonzero_std",),
         {"torch": torch, "DynamicFilterOutput": lambda keep, reason=None: types.SimpleNamespace(keep=keep)},
     )
-    return bool(scope["check_reward_nonzero_std"](None, [_Sample(r) for r in rewards]).keep)
+    return scope["check_reward_nonzero_std"]
+
+
+def slime_keeps_group(rewards: list[float]) -> bool:
+    """slime's DAPO filter ``check_reward_nonzero_std`` (dynamic_sampling_filters.py, at the
+    pin) on a group with these rewards: kept unless all rewards are equal."""
+    return bool(_slime_filter()(None, [_Sample(r) for r in rewards]).keep)
