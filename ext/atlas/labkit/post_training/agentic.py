@@ -22,7 +22,9 @@ class Trajectory:
         self.logprobs: list[float] = []
         self.prompt_len = 0
 
-    def add_turn(self, prompt_ids: list[int], output_ids: list[int], output_logprobs: list[float]) -> None:
+    def add_turn(
+        self, prompt_ids: list[int], output_ids: list[int], output_logprobs: list[float]
+    ) -> None:
         """Record one call to the engine: the full prompt it was sent and what it generated.
         The prompt must start with every token held so far; its new tail is context."""
         if prompt_ids[: len(self.tokens)] != self.tokens:

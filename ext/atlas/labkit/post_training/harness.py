@@ -151,11 +151,19 @@ def slime_ppo() -> types.SimpleNamespace:
 @functools.cache
 def slime_loss() -> types.SimpleNamespace:
     """slime's TIS weighting (``loss.py``) and its per-sample reducer (``cp_utils.py``)."""
-    from typing import Callable
+    from collections.abc import Callable
 
-    loss = upstream_defs("slime", SLIME_LOSS, ("vanilla_tis_function", "icepop_function"), {"torch": torch, "Any": Any})
+    loss = upstream_defs(
+        "slime",
+        SLIME_LOSS,
+        ("vanilla_tis_function", "icepop_function"),
+        {"torch": torch, "Any": Any},
+    )
     cp = upstream_defs(
-        "slime", SLIME_CP, ("get_sum_of_sample_mean",), {"torch": torch, "mpu": _Mpu, "Callable": Callable}
+        "slime",
+        SLIME_CP,
+        ("get_sum_of_sample_mean",),
+        {"torch": torch, "mpu": _Mpu, "Callable": Callable},
     )
     return types.SimpleNamespace(
         vanilla_tis_function=loss["vanilla_tis_function"],
@@ -176,7 +184,9 @@ class _Sample:
 def slime_group_rewards(rewards: list[float], group_size: int, std: bool = True) -> list[float]:
     """The rewards slime hands to training for GRPO: ``RolloutManager._post_process_rewards``
     at the pin, run on plain samples."""
-    scope = upstream_defs("slime", "slime/ray/rollout.py", ("RolloutManager._post_process_rewards",), {"torch": torch})
+    scope = upstream_defs(
+        "slime", "slime/ray/rollout.py", ("RolloutManager._post_process_rewards",), {"torch": torch}
+    )
     fn = scope["_post_process_rewards"]
     args = types.SimpleNamespace(
         advantage_estimator="grpo",
@@ -199,10 +209,18 @@ def megatron_grpo() -> types.SimpleNamespace:
         "megatron",
         MEGATRON_RL,
         ("calculate_grpo_advantages", "calculate_grpo_loss"),
-        {"torch": torch, "np": np, "logging": logging, "logger": _QUIET, "log_single_rank": lambda *a, **k: None},
+        {
+            "torch": torch,
+            "np": np,
+            "logging": logging,
+            "logger": _QUIET,
+            "log_single_rank": lambda *a, **k: None,
+        },
     )
     return types.SimpleNamespace(
-        advantages=scope["calculate_grpo_advantages"], loss=scope["calculate_grpo_loss"], label=scope["__label__"]
+        advantages=scope["calculate_grpo_advantages"],
+        loss=scope["calculate_grpo_loss"],
+        label=scope["__label__"],
     )
 
 
@@ -227,7 +245,9 @@ def chain_expected_reward(logits: torch.Tensor, target: int) -> float:
     return total / horizon
 
 
-def lambda_return_advantages(rewards: torch.Tensor, values: torch.Tensor, gamma: float, lam: float) -> torch.Tensor:
+def lambda_return_advantages(
+    rewards: torch.Tensor, values: torch.Tensor, gamma: float, lam: float
+) -> torch.Tensor:
     """GAE from its definition as a sum, not a recursion: ``A_t = sum_l (gamma lam)^l
     delta_{t+l}`` over the rest of the trajectory."""
     T = rewards.shape[-1]
@@ -235,8 +255,8 @@ def lambda_return_advantages(rewards: torch.Tensor, values: torch.Tensor, gamma:
     delta = rewards + gamma * nxt - values
     out = torch.zeros_like(rewards)
     for t in range(T):
-        for l in range(T - t):
-            out[..., t] += (gamma * lam) ** l * delta[..., t + l]
+        for k in range(T - t):
+            out[..., t] += (gamma * lam) ** k * delta[..., t + k]
     return out
 
 
@@ -275,13 +295,21 @@ class ToyLM(torch.nn.Module):
         self.m, self.h, self.hq, self.hkv, self.d = m, m.hidden, a.q_heads, a.kv_heads, a.head_dim
 
         def w(o: int, i: int) -> torch.nn.Parameter:
-            return torch.nn.Parameter(torch.randn(o, i, generator=g, dtype=torch.float64) / math.sqrt(i))
+            return torch.nn.Parameter(
+                torch.randn(o, i, generator=g, dtype=torch.float64) / math.sqrt(i)
+            )
 
-        self.embed = torch.nn.Parameter(torch.randn(m.vocab, m.hidden, generator=g, dtype=torch.float64))
+        self.embed = torch.nn.Parameter(
+            torch.randn(m.vocab, m.hidden, generator=g, dtype=torch.float64)
+        )
         self.layers = torch.nn.ModuleList()
         for _ in range(m.layers):
             layer = torch.nn.Module()
-            layer.q, layer.k, layer.v = w(self.hq * self.d, self.h), w(self.hkv * self.d, self.h), w(self.hkv * self.d, self.h)
+            layer.q, layer.k, layer.v = (
+                w(self.hq * self.d, self.h),
+                w(self.hkv * self.d, self.h),
+                w(self.hkv * self.d, self.h),
+            )
             layer.o = w(self.h, self.hq * self.d)
             layer.gate, layer.up = w(m.mlp.intermediate, self.h), w(m.mlp.intermediate, self.h)
             layer.down = w(self.h, m.mlp.intermediate)
@@ -310,12 +338,16 @@ class ToyLM(torch.nn.Module):
             cache[0] = torch.cat([cache[0], k]) if cache[0] is not None else k
             cache[1] = torch.cat([cache[1], v]) if cache[1] is not None else v
             k, v = cache
-        out = torch.stack([self._attend(q[i], k[: start + i + 1], v[: start + i + 1]) for i in range(n)])
+        out = torch.stack(
+            [self._attend(q[i], k[: start + i + 1], v[: start + i + 1]) for i in range(n)]
+        )
         x = x + out.reshape(n, -1) @ layer.o.T
         y = self._norm(x)
         return x + (torch.nn.functional.silu(y @ layer.gate.T) * (y @ layer.up.T)) @ layer.down.T
 
-    def forward(self, tokens: torch.Tensor, caches: list | None = None, start: int = 0) -> torch.Tensor:
+    def forward(
+        self, tokens: torch.Tensor, caches: list | None = None, start: int = 0
+    ) -> torch.Tensor:
         x = self.embed[tokens]
         for i, layer in enumerate(self.layers):
             x = self._layer(layer, x, caches[i] if caches is not None else None, start)
@@ -353,7 +385,11 @@ def measured_rl_flops(prompt_len: int = 6, response_len: int = 10) -> dict[str, 
     def train() -> None:
         lm(tokens).sum().backward()
 
-    return {"generate": counted_flops(generate), "score": counted_flops(score), "train": counted_flops(train)}
+    return {
+        "generate": counted_flops(generate),
+        "score": counted_flops(score),
+        "train": counted_flops(train),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -400,7 +436,15 @@ class _FakeRollout:
             return _Future(clock.now)
 
         self.generate = _Remote(generate)
-        for name in ("eval", "save", "offload", "onload_weights", "onload_kv", "dispose", "check_weights"):
+        for name in (
+            "eval",
+            "save",
+            "offload",
+            "onload_weights",
+            "onload_kv",
+            "dispose",
+            "check_weights",
+        ):
             setattr(self, name, _Remote(instant))
 
 
@@ -431,7 +475,9 @@ class _FakeActor:
     save_model = clear_memory = create
 
 
-def slime_loop(rollout: list[float], train: float, sync: float, mode: str) -> list[tuple[int, float, int, int]]:
+def slime_loop(
+    rollout: list[float], train: float, sync: float, mode: str
+) -> list[tuple[int, float, int, int]]:
     """slime's ``train`` of ``train.py`` (``mode="sync"``) or ``train_async.py``
     (``"async"``) at the pin, run with fake actors on a simulated clock. Returns, per step,
     ``(index, time its weight push ended, version that made its batch, trainer version)``."""
@@ -439,10 +485,19 @@ def slime_loop(rollout: list[float], train: float, sync: float, mode: str) -> li
     fake_rollout = _FakeRollout(clock, rollout)
     actor = _FakeActor(clock, fake_rollout, train, sync)
     args = types.SimpleNamespace(
-        release_train=False, offload_rollout=False, offload_train=False, use_critic=False,
-        check_weight_update_equal=False, num_rollout=len(rollout), eval_interval=None,
-        start_rollout_id=0, save_interval=None, rollout_global_dataset=False,
-        update_weights_interval=1, colocate=False, num_critic_only_steps=0,
+        release_train=False,
+        offload_rollout=False,
+        offload_train=False,
+        use_critic=False,
+        check_weight_update_equal=False,
+        num_rollout=len(rollout),
+        eval_interval=None,
+        start_rollout_id=0,
+        save_interval=None,
+        rollout_global_dataset=False,
+        update_weights_interval=1,
+        colocate=False,
+        num_critic_only_steps=0,
     )
     misc = upstream_defs("slime", "slime/utils/misc.py", ("should_run_periodic_action",))
     namespace = {
@@ -462,7 +517,9 @@ def slime_loop(rollout: list[float], train: float, sync: float, mode: str) -> li
     return [(i, pushes[i], made_by, version) for (i, made_by, version) in actor.records]
 
 
-def lognormal_lengths(n: int, median: float, sigma: float, cap: int, gen: torch.Generator) -> torch.Tensor:
+def lognormal_lengths(
+    n: int, median: float, sigma: float, cap: int, gen: torch.Generator
+) -> torch.Tensor:
     """``n`` response lengths, log-normal around ``median`` and cut at ``cap`` tokens."""
     z = torch.randn(n, generator=gen, dtype=torch.float64)
     return torch.clamp(torch.exp(math.log(median) + sigma * z).round(), 1, cap)
@@ -479,9 +536,14 @@ def dense_hf_weights(s, ffn: int, layers: int = 2, seed: int = 0) -> dict[str, t
     g = torch.Generator().manual_seed(seed)
     q, kv = s.heads * s.head_dim, s.groups * s.head_dim
     shapes = {
-        "q_proj.weight": (q, s.hidden), "k_proj.weight": (kv, s.hidden), "v_proj.weight": (kv, s.hidden),
-        "o_proj.weight": (s.hidden, q), "gate_proj.weight": (ffn, s.hidden), "up_proj.weight": (ffn, s.hidden),
-        "down_proj.weight": (s.hidden, ffn), "input_layernorm.weight": (s.hidden,),
+        "q_proj.weight": (q, s.hidden),
+        "k_proj.weight": (kv, s.hidden),
+        "v_proj.weight": (kv, s.hidden),
+        "o_proj.weight": (s.hidden, q),
+        "gate_proj.weight": (ffn, s.hidden),
+        "up_proj.weight": (ffn, s.hidden),
+        "down_proj.weight": (s.hidden, ffn),
+        "input_layernorm.weight": (s.hidden,),
         "post_attention_layernorm.weight": (s.hidden,),
     }
     return {
@@ -497,7 +559,9 @@ def _tp_attrs(t: torch.Tensor, parallel: bool, dim: int) -> torch.Tensor:
     return t
 
 
-def megatron_tp_shards(dense: dict[str, torch.Tensor], s, tp: int, rank: int) -> dict[str, torch.Tensor]:
+def megatron_tp_shards(
+    dense: dict[str, torch.Tensor], s, tp: int, rank: int
+) -> dict[str, torch.Tensor]:
     """Rank ``rank``'s shards, in Megatron-LM's names and layout, of the dense weights: Q, K and
     V fused and grouped by query group, then cut by groups (column-parallel); gate and up fused
     as ``[gate_r; up_r]`` of this rank's rows; the output and down projections cut by input
@@ -545,21 +609,32 @@ def slime_reshard(local: dict[str, torch.Tensor], s) -> dict[str, torch.Tensor]:
         get_tensor_model_parallel_group=lambda: None,
     )
     gather = upstream_defs(
-        "slime", "slime/backends/megatron_utils/update_weight/common.py", ("all_gather_param",),
+        "slime",
+        "slime/backends/megatron_utils/update_weight/common.py",
+        ("all_gather_param",),
         {"torch": torch, "dist": dist, "mpu": mpu},
     )["all_gather_param"]
     convert = upstream_defs(
-        "slime", "slime/backends/megatron_utils/megatron_to_hf/qwen2.py", ("convert_qwen2_to_hf",),
+        "slime",
+        "slime/backends/megatron_utils/megatron_to_hf/qwen2.py",
+        ("convert_qwen2_to_hf",),
         {"torch": torch, "re": re},
     )["convert_qwen2_to_hf"]
     args = types.SimpleNamespace(
-        kv_channels=s.head_dim, hidden_size=s.hidden, num_attention_heads=s.heads, num_query_groups=s.groups
+        kv_channels=s.head_dim,
+        hidden_size=s.hidden,
+        num_attention_heads=s.heads,
+        num_query_groups=s.groups,
     )
     back = {
-        "self_attn.q_proj.weight": "q_proj.weight", "self_attn.k_proj.weight": "k_proj.weight",
-        "self_attn.v_proj.weight": "v_proj.weight", "self_attn.o_proj.weight": "o_proj.weight",
-        "mlp.gate_proj.weight": "gate_proj.weight", "mlp.up_proj.weight": "up_proj.weight",
-        "mlp.down_proj.weight": "down_proj.weight", "input_layernorm.weight": "input_layernorm.weight",
+        "self_attn.q_proj.weight": "q_proj.weight",
+        "self_attn.k_proj.weight": "k_proj.weight",
+        "self_attn.v_proj.weight": "v_proj.weight",
+        "self_attn.o_proj.weight": "o_proj.weight",
+        "mlp.gate_proj.weight": "gate_proj.weight",
+        "mlp.up_proj.weight": "up_proj.weight",
+        "mlp.down_proj.weight": "down_proj.weight",
+        "input_layernorm.weight": "input_layernorm.weight",
         "post_attention_layernorm.weight": "post_attention_layernorm.weight",
     }
     out = {}
@@ -586,8 +661,10 @@ def reshard_matches_dense(rank: int, world: int, s, ffn: int) -> dict[str, Any]:
     return {
         "local_elements": sum(t.numel() for t in local.values()),
         "dense_elements": sum(t.numel() for t in dense.values()),
-        "ours_equal": ours.keys() == dense.keys() and all(torch.equal(ours[k], dense[k]) for k in dense),
-        "slime_equal": theirs.keys() == dense.keys() and all(torch.equal(theirs[k], dense[k]) for k in dense),
+        "ours_equal": ours.keys() == dense.keys()
+        and all(torch.equal(ours[k], dense[k]) for k in dense),
+        "slime_equal": theirs.keys() == dense.keys()
+        and all(torch.equal(theirs[k], dense[k]) for k in dense),
     }
 
 
@@ -599,7 +676,12 @@ def model_tensors(m, dtype_bytes: int = 2) -> list[tuple[str, int]]:
     out = [("embed_tokens", m.vocab * h)]
     for i in range(m.layers):
         p = f"layers.{i}."
-        out += [(p + "q_proj", h * q), (p + "k_proj", h * kv), (p + "v_proj", h * kv), (p + "o_proj", q * h)]
+        out += [
+            (p + "q_proj", h * q),
+            (p + "k_proj", h * kv),
+            (p + "v_proj", h * kv),
+            (p + "o_proj", q * h),
+        ]
         out += [(p + "input_layernorm", h), (p + "post_attention_layernorm", h)]
         if a.qk_norm:
             out += [(p + "q_norm", a.head_dim), (p + "k_norm", a.head_dim)]
@@ -607,7 +689,11 @@ def model_tensors(m, dtype_bytes: int = 2) -> list[tuple[str, int]]:
             out.append((p + "router", m.mlp.experts * h))
             for e in range(m.mlp.experts):
                 f = m.mlp.expert_intermediate
-                out += [(p + f"experts.{e}.gate", h * f), (p + f"experts.{e}.up", h * f), (p + f"experts.{e}.down", f * h)]
+                out += [
+                    (p + f"experts.{e}.gate", h * f),
+                    (p + f"experts.{e}.up", h * f),
+                    (p + f"experts.{e}.down", f * h),
+                ]
         else:
             f = m.mlp.intermediate
             out += [(p + "gate_proj", h * f), (p + "up_proj", h * f), (p + "down_proj", f * h)]
@@ -633,11 +719,28 @@ def checkpoint_engine_buckets(
     of the broadcast plan (``ranks=None``: every rank receives every bucket)."""
     from typing import NamedTuple
 
-    align = upstream_defs("checkpoint-engine", "checkpoint_engine/pin_memory.py", ("_align_size",), {"_ALIGN_SIZE": 256})
-    types_ = upstream_defs("checkpoint-engine", "checkpoint_engine/data_types.py", ("BucketRange",), {"NamedTuple": NamedTuple})
+    align = upstream_defs(
+        "checkpoint-engine",
+        "checkpoint_engine/pin_memory.py",
+        ("_align_size",),
+        {"_ALIGN_SIZE": 256},
+    )
+    types_ = upstream_defs(
+        "checkpoint-engine",
+        "checkpoint_engine/data_types.py",
+        ("BucketRange",),
+        {"NamedTuple": NamedTuple},
+    )
     ps = upstream_defs(
-        "checkpoint-engine", "checkpoint_engine/ps.py", ("_gen_h2d_buckets",),
-        {"H2DBucket": _H2DBucket, "BucketRange": types_["BucketRange"], "MemoryBufferMetaList": Any, "logger": _QUIET},
+        "checkpoint-engine",
+        "checkpoint_engine/ps.py",
+        ("_gen_h2d_buckets",),
+        {
+            "H2DBucket": _H2DBucket,
+            "BucketRange": types_["BucketRange"],
+            "MemoryBufferMetaList": Any,
+            "logger": _QUIET,
+        },
     )
     per = (len(tensors) + world - 1) // world
     metas = {}
@@ -646,10 +749,14 @@ def checkpoint_engine_buckets(
         if not mine:
             continue
         items = [
-            types.SimpleNamespace(name=n, aligned_size=align["_align_size"](torch.uint8, torch.Size([b])))
+            types.SimpleNamespace(
+                name=n, aligned_size=align["_align_size"](torch.uint8, torch.Size([b]))
+            )
             for n, b in mine
         ]
-        metas[rank] = types.SimpleNamespace(memory_buffer_metas_list=[types.SimpleNamespace(metas=items)])
+        metas[rank] = types.SimpleNamespace(
+            memory_buffer_metas_list=[types.SimpleNamespace(metas=items)]
+        )
     plan = ps["_gen_h2d_buckets"](metas, bucket_bytes, {}, {}, None)
     return [(owner, [it.name for it in bucket.items], bucket.size) for owner, _, bucket in plan]
 
@@ -672,13 +779,17 @@ def _slime_trajectory() -> dict[str, Any]:
     )
 
 
-def slime_trajectory(turns: list[tuple[list[int], list[int], list[float]]]) -> tuple[list[int], list[int], list[float]]:
+def slime_trajectory(
+    turns: list[tuple[list[int], list[int], list[float]]],
+) -> tuple[list[int], list[int], list[float]]:
     """slime's ``_SampleBuilder`` at the pin fed the same turns (prompt ids, output ids,
     output log-probs): the response region it would train on (tokens, loss mask, log-probs)."""
     t = _slime_trajectory()
     builder = t["_SampleBuilder"](fork_threshold=10**9)
     for prompt, output, logprobs in turns:
-        turn = t["TurnRecord"](prompt_ids=prompt, output_ids=output, finish_reason="stop", output_log_probs=logprobs)
+        turn = t["TurnRecord"](
+            prompt_ids=prompt, output_ids=output, finish_reason="stop", output_log_probs=logprobs
+        )
         kind = builder.classify_token_drift(turn)
         builder.append_turn(turn, kind)
     start = builder.leading_prompt_len
@@ -690,13 +801,17 @@ def slime_drift_kind(held_turns, prompt: list[int], output: list[int]) -> str:
     t = _slime_trajectory()
     builder = t["_SampleBuilder"](fork_threshold=64)
     for p, o, lp in held_turns:
-        turn = t["TurnRecord"](prompt_ids=p, output_ids=o, finish_reason="stop", output_log_probs=lp)
+        turn = t["TurnRecord"](
+            prompt_ids=p, output_ids=o, finish_reason="stop", output_log_probs=lp
+        )
         builder.append_turn(turn, builder.classify_token_drift(turn))
     turn = t["TurnRecord"](prompt_ids=prompt, output_ids=output, finish_reason="stop")
     return builder.classify_token_drift(turn).value
 
 
-def scripted_episode(seed: int = 0, turns: int = 3) -> list[tuple[list[int], list[int], list[float]]]:
+def scripted_episode(
+    seed: int = 0, turns: int = 3
+) -> list[tuple[list[int], list[int], list[float]]]:
     """A tool-using episode as the engine sees it: a first prompt, then per turn the model's
     output (ending in a tool call), the tool's result and the template tokens that open the
     next assistant turn appended to form the next prompt. Token ids are random."""
@@ -724,7 +839,9 @@ class TinyCausalLM(torch.nn.Module):
     """One attention layer and an MLP with learned absolute positions (so that positions
     matter), in float64. ``forward(tokens, positions, mask)`` returns logits ``[T, vocab]``."""
 
-    def __init__(self, vocab: int = 32, hidden: int = 16, heads: int = 2, max_pos: int = 64, seed: int = 0) -> None:
+    def __init__(
+        self, vocab: int = 32, hidden: int = 16, heads: int = 2, max_pos: int = 64, seed: int = 0
+    ) -> None:
         super().__init__()
         torch.manual_seed(seed)
         self.heads = heads
@@ -733,12 +850,15 @@ class TinyCausalLM(torch.nn.Module):
         self.qkv = torch.nn.Linear(hidden, 3 * hidden, dtype=torch.float64)
         self.out = torch.nn.Linear(hidden, hidden, dtype=torch.float64)
         self.mlp = torch.nn.Sequential(
-            torch.nn.Linear(hidden, 4 * hidden, dtype=torch.float64), torch.nn.GELU(),
+            torch.nn.Linear(hidden, 4 * hidden, dtype=torch.float64),
+            torch.nn.GELU(),
             torch.nn.Linear(4 * hidden, hidden, dtype=torch.float64),
         )
         self.head = torch.nn.Linear(hidden, vocab, dtype=torch.float64)
 
-    def forward(self, tokens: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, tokens: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor
+    ) -> torch.Tensor:
         x = self.tok(tokens) + self.pos(positions)
         T, H = x.shape[0], self.heads
         q, k, v = self.qkv(x).view(T, 3, H, -1).unbind(1)
@@ -786,8 +906,14 @@ def packed_matches_separate(capacity: int = 24) -> dict[str, Any]:
         return [p.grad.clone() for p in model.parameters()]
 
     alone = sum(
-        _sum_loss(model, torch.tensor(ids), torch.arange(len(ids)), torch.ones(len(ids), len(ids), dtype=torch.bool).tril(),
-                  torch.tensor(m), torch.zeros(len(ids), dtype=torch.bool))
+        _sum_loss(
+            model,
+            torch.tensor(ids),
+            torch.arange(len(ids)),
+            torch.ones(len(ids), len(ids), dtype=torch.bool).tril(),
+            torch.tensor(m),
+            torch.zeros(len(ids), dtype=torch.bool),
+        )
         for ids, m in ex
     )
     g_alone = grads_of(alone)
@@ -797,7 +923,11 @@ def packed_matches_separate(capacity: int = 24) -> dict[str, Any]:
         total = 0
         for row in rows:
             tokens, positions, cu = pack([ex[i][0] for i in row])
-            mask = packed_causal_mask(cu) if block else torch.ones(len(tokens), len(tokens), dtype=torch.bool).tril()
+            mask = (
+                packed_causal_mask(cu)
+                if block
+                else torch.ones(len(tokens), len(tokens), dtype=torch.bool).tril()
+            )
             pos = positions if restart else torch.arange(len(tokens))
             starts = torch.zeros(len(tokens), dtype=torch.bool)
             starts[cu[:-1].long()] = True
@@ -813,7 +943,7 @@ def packed_matches_separate(capacity: int = 24) -> dict[str, Any]:
     return {
         "rows": rows,
         "loss_equal": torch.allclose(packed, alone),
-        "grads_equal": all(torch.allclose(a, b) for a, b in zip(g_alone, g_packed)),
+        "grads_equal": all(torch.allclose(a, b) for a, b in zip(g_alone, g_packed, strict=True)),
         "leaky_mask_equal": torch.allclose(leaky, alone.detach()),
         "no_restart_equal": torch.allclose(unshifted, alone.detach()),
         "fill": tokens / (len(rows) * capacity),
@@ -837,15 +967,20 @@ def slime_reduce(per_token: torch.Tensor, lengths: list[int], per_token_loss: bo
     by the number of samples, or, with ``calculate_per_token_loss``, by the number of tokens
     (Megatron divides by that normalizer)."""
     fn = slime_loss().get_sum_of_sample_mean(
-        [n for n in lengths], lengths, [torch.ones(n, dtype=per_token.dtype) for n in lengths],
-        None, per_token_loss,
+        [n for n in lengths],
+        lengths,
+        [torch.ones(n, dtype=per_token.dtype) for n in lengths],
+        None,
+        per_token_loss,
     )
     return fn(per_token) / (sum(lengths) if per_token_loss else len(lengths))
 
 
 def slime_first_fit(lengths: list[int], capacity: int) -> list[list[int]]:
     """slime's ``first_fit_pack`` (seqlen_balancing.py) at the pin."""
-    return upstream_defs("slime", "slime/utils/seqlen_balancing.py", ("first_fit_pack",))["first_fit_pack"](lengths, capacity)
+    return upstream_defs("slime", "slime/utils/seqlen_balancing.py", ("first_fit_pack",))[
+        "first_fit_pack"
+    ](lengths, capacity)
 
 
 def slime_placement(train_gpus: int, rollout_gpus: int, colocate: bool) -> int:
@@ -855,8 +990,13 @@ def slime_placement(train_gpus: int, rollout_gpus: int, colocate: bool) -> int:
         "_get_placement_group_layout"
     ]
     args = types.SimpleNamespace(
-        actor_num_nodes=1, actor_num_gpus_per_node=train_gpus, debug_train_only=False,
-        rollout_external=False, debug_rollout_only=False, colocate=colocate, rollout_num_gpus=rollout_gpus,
+        actor_num_nodes=1,
+        actor_num_gpus_per_node=train_gpus,
+        debug_train_only=False,
+        rollout_external=False,
+        debug_rollout_only=False,
+        colocate=colocate,
+        rollout_num_gpus=rollout_gpus,
     )
     return fn(args)[0]
 
@@ -875,9 +1015,16 @@ def engine_layers_match_dense(rank: int, world: int, s, ffn: int) -> dict[str, b
     from atlas.labkit.post_training.weights import reshard_to_hf
 
     nv = upstream_defs(
-        "nano-vllm", "nanovllm/layers/linear.py",
-        ("divide", "LinearBase", "ColumnParallelLinear", "MergedColumnParallelLinear", "QKVParallelLinear",
-         "RowParallelLinear"),
+        "nano-vllm",
+        "nanovllm/layers/linear.py",
+        (
+            "divide",
+            "LinearBase",
+            "ColumnParallelLinear",
+            "MergedColumnParallelLinear",
+            "QKVParallelLinear",
+            "RowParallelLinear",
+        ),
         {"torch": torch, "nn": nn, "F": F, "dist": dist},
     )
     dense = dense_hf_weights(s, ffn)
@@ -898,8 +1045,16 @@ def engine_layers_match_dense(rank: int, world: int, s, ffn: int) -> dict[str, b
     x = torch.randn(5, s.hidden, generator=g)
     q_cols, kv_cols = s.heads * s.head_dim // world, s.groups * s.head_dim // world
     mine = lambda w, n: w[rank * n : (rank + 1) * n]  # noqa: E731 - this rank's rows
-    want_qkv = torch.cat([x @ mine(dense[p + f"{n}_proj.weight"], c).T for n, c in (("q", q_cols), ("k", kv_cols), ("v", kv_cols))], -1)
-    want_gate_up = torch.cat([x @ mine(dense[p + f"{n}_proj.weight"], ffn // world).T for n in ("gate", "up")], -1)
+    want_qkv = torch.cat(
+        [
+            x @ mine(dense[p + f"{n}_proj.weight"], c).T
+            for n, c in (("q", q_cols), ("k", kv_cols), ("v", kv_cols))
+        ],
+        -1,
+    )
+    want_gate_up = torch.cat(
+        [x @ mine(dense[p + f"{n}_proj.weight"], ffn // world).T for n in ("gate", "up")], -1
+    )
     a = torch.randn(5, s.heads * s.head_dim, generator=g)
     h = torch.randn(5, ffn, generator=g)
     a_mine = a[:, rank * q_cols : (rank + 1) * q_cols]
@@ -921,8 +1076,13 @@ def engine_layers_match_dense(rank: int, world: int, s, ffn: int) -> dict[str, b
 @functools.cache
 def _slime_filter():
     scope = upstream_defs(
-        "slime", "slime/rollout/filter_hub/dynamic_sampling_filters.py", ("check_reward_nonzero_std",),
-        {"torch": torch, "DynamicFilterOutput": lambda keep, reason=None: types.SimpleNamespace(keep=keep)},
+        "slime",
+        "slime/rollout/filter_hub/dynamic_sampling_filters.py",
+        ("check_reward_nonzero_std",),
+        {
+            "torch": torch,
+            "DynamicFilterOutput": lambda keep, reason=None: types.SimpleNamespace(keep=keep),
+        },
     )
     return scope["check_reward_nonzero_std"]
 

@@ -17,13 +17,15 @@ def _chunked_sum(x: torch.Tensor, w: torch.Tensor, chunks: int) -> torch.Tensor:
     """``x @ w`` with the reduction cut into ``chunks`` pieces, each product rounded to bf16
     and the partial results added one by one in bf16, as a split-K kernel does."""
     out = None
-    for xs, ws in zip(x.chunk(chunks, dim=1), w.chunk(chunks, dim=0)):
+    for xs, ws in zip(x.chunk(chunks, dim=1), w.chunk(chunks, dim=0), strict=True):
         part = (xs.float() @ ws.float()).to(torch.bfloat16)
         out = part if out is None else (out + part)
     return out
 
 
-def splitk_matmul(x: torch.Tensor, w: torch.Tensor, small_batch: int = 8, splits: int = 4) -> torch.Tensor:
+def splitk_matmul(
+    x: torch.Tensor, w: torch.Tensor, small_batch: int = 8, splits: int = 4
+) -> torch.Tensor:
     """A bf16 product whose kernel choice depends on the batch: below ``small_batch`` rows it
     splits the reduction in ``splits`` to keep the GPU busy, above it runs one pass. The same
     row can therefore come out different in a different batch."""
@@ -36,14 +38,18 @@ def batch_invariant_matmul(x: torch.Tensor, w: torch.Tensor, splits: int = 4) ->
     return _chunked_sum(x, w, splits)
 
 
-def tis_weights(train_logp: torch.Tensor, rollout_logp: torch.Tensor, clip: float = 2.0, clip_low: float = 0.0) -> torch.Tensor:
+def tis_weights(
+    train_logp: torch.Tensor, rollout_logp: torch.Tensor, clip: float = 2.0, clip_low: float = 0.0
+) -> torch.Tensor:
     """Truncated importance weights per token: ``pi_train / pi_rollout`` of the sampled token,
     clamped to ``[clip_low, clip]``. The policy-gradient loss of each token is multiplied by
     its weight (the weight carries no gradient)."""
     return torch.exp(train_logp - rollout_logp).clamp(clip_low, clip).detach()
 
 
-def policy_gradient(logits: torch.Tensor, sampler_logits: torch.Tensor, reward: torch.Tensor, clip: float | None) -> torch.Tensor:
+def policy_gradient(
+    logits: torch.Tensor, sampler_logits: torch.Tensor, reward: torch.Tensor, clip: float | None
+) -> torch.Tensor:
     """Expected REINFORCE gradient (with respect to ``logits``) of a softmax policy ``p`` over
     the vocabulary when tokens are drawn from the sampler's softmax ``q``:
     ``sum_x q(x) w(x) reward(x) (e_x - p)``, with ``w = 1`` (no correction, ``clip=None``) or

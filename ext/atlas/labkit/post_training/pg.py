@@ -62,7 +62,9 @@ def kl_estimate(logp: torch.Tensor, ref_logp: torch.Tensor, kind: str) -> torch.
     raise ValueError(f"unknown estimator {kind!r}")
 
 
-def gae(rewards: torch.Tensor, values: torch.Tensor, gamma: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
+def gae(
+    rewards: torch.Tensor, values: torch.Tensor, gamma: float, lam: float
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Generalized advantage estimation along one trajectory of T steps that ends in a terminal
     state (value 0 after the last step). ``delta_t = r_t + gamma V_{t+1} - V_t`` and
     ``A_t = delta_t + gamma lam A_{t+1}``, computed backwards; returns ``(A, A + V)``, the

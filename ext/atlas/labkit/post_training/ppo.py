@@ -63,7 +63,11 @@ def ppo_train(
             adv, returns = gae(rewards, values[steps, states], gamma, lam)
         sampled.append(rewards.sum(1).mean().item())
         for _ in range(epochs):
-            logp = torch.log_softmax(logits[steps, states], dim=-1).gather(2, tokens[..., None]).squeeze(2)
+            logp = (
+                torch.log_softmax(logits[steps, states], dim=-1)
+                .gather(2, tokens[..., None])
+                .squeeze(2)
+            )
             policy_loss = clipped_surrogate(logp, old_logp, adv, eps, eps).mean()
             value_loss = 0.5 * (values[steps, states] - returns).pow(2).mean()
             opt.zero_grad()

@@ -43,12 +43,16 @@ def packed_causal_mask(cu_seqlens: torch.Tensor) -> torch.Tensor:
     """``[T, T]`` boolean mask, True where query ``i`` may attend to key ``j``: same sequence
     and ``j <= i``. Block-diagonal causal: no token sees another sequence of the row."""
     T = int(cu_seqlens[-1])
-    seq_id = torch.repeat_interleave(torch.arange(len(cu_seqlens) - 1), (cu_seqlens[1:] - cu_seqlens[:-1]).long())
+    seq_id = torch.repeat_interleave(
+        torch.arange(len(cu_seqlens) - 1), (cu_seqlens[1:] - cu_seqlens[:-1]).long()
+    )
     same = seq_id[:, None] == seq_id[None, :]
     return same & torch.ones(T, T, dtype=torch.bool).tril()
 
 
-def reduce_loss(per_token: torch.Tensor, lengths: list[int], mode: str, max_len: int = 0) -> torch.Tensor:
+def reduce_loss(
+    per_token: torch.Tensor, lengths: list[int], mode: str, max_len: int = 0
+) -> torch.Tensor:
     """One scalar from the per-token losses of ``len(lengths)`` responses (the loss-masked
     tokens only, concatenated).
 

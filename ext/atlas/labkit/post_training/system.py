@@ -75,7 +75,14 @@ def expected_max_length(n: int, median: float, sigma: float, cap: int, steps: in
 
 
 def expected_step_seconds(
-    n: int, median: float, sigma: float, cap: int, per_token: float, train: float, sync: float, mode: str
+    n: int,
+    median: float,
+    sigma: float,
+    cap: int,
+    per_token: float,
+    train: float,
+    sync: float,
+    mode: str,
 ) -> float:
     """Mean step time when a batch of ``n`` responses decodes together at ``per_token``
     seconds a step, so that its generation lasts ``R = per_token x`` the longest response.
@@ -88,7 +95,9 @@ def expected_step_seconds(
     lo = min(train / per_token, cap)  # in tokens
     steps = 20000
     dx = (cap - lo) / steps
-    tail = sum((1 - lognormal_cdf(lo + (k + 0.5) * dx, median, sigma) ** n) * dx for k in range(steps))
+    tail = sum(
+        (1 - lognormal_cdf(lo + (k + 0.5) * dx, median, sigma) ** n) * dx for k in range(steps)
+    )
     return train + per_token * tail + sync
 
 

@@ -96,7 +96,9 @@ def plan_buckets(sizes: list[int], bucket_bytes: int, align: int = 256) -> list[
     return buckets
 
 
-def broadcast_seconds(total_bytes: float, bandwidth: float, buckets: int = 1, latency: float = 0.0) -> float:
+def broadcast_seconds(
+    total_bytes: float, bandwidth: float, buckets: int = 1, latency: float = 0.0
+) -> float:
     """A pipelined broadcast of ``total_bytes`` in ``buckets`` pieces to every GPU: each GPU
     must receive all the bytes once, at ``bandwidth`` bytes/s, plus a fixed ``latency`` per
     bucket (the handshake with the engine, the engine's copy into its parameters)."""
