@@ -1,0 +1,104 @@
+"""Checks of the multimodal chapter's labs, and loaders of Megatron-LM's code at its pin:
+``get_num_image_embeddings`` (clip_vit_model.py), ``MimoModel.align_embeddings_by_token_positions``
+(mimo/model/base.py, run as a plain function) and ``greedy_knapsack`` (examples/multimodal)."""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import functools
+import logging
+import random
+import typing
+
+import torch
+
+from atlas.labkit.parallel.harness import read_upstream, upstream_definitions
+from atlas.labkit.multimodal.cache import EncoderCache
+from atlas.labkit.multimodal.packing import balance, imbalance, pack_greedy
+
+
+@functools.cache
+def megatron_num_image_embeddings():
+    scope = upstream_definitions(
+        "megatron", "megatron/core/models/vision/clip_vit_model.py", ("get_num_image_embeddings",)
+    )
+    return scope["get_num_image_embeddings"]
+
+
+@functools.cache
+def megatron_align_embeddings():
+    """The method ``MimoModel.align_embeddings_by_token_positions`` at the pin, compiled on its
+    own (its body uses only torch and a logger); call it with ``self=None``."""
+    path = "megatron/core/models/mimo/model/base.py"
+    text, label = read_upstream("megatron", path)
+    cls = next(n for n in ast.parse(text).body if isinstance(n, ast.ClassDef) and n.name == "MimoModel")
+    fn = next(n for n in cls.body if isinstance(n, ast.FunctionDef)
+              and n.name == "align_embeddings_by_token_positions")
+    scope = {"torch": torch, "Dict": typing.Dict, "logger": logging.getLogger("mimo")}
+    exec(compile(ast.Module(body=[fn], type_ignores=[]), f"{label}/{path}", "exec"), scope)
+    return functools.partial(scope["align_embeddings_by_token_positions"], None)
+
+
+@functools.cache
+def megatron_greedy_knapsack():
+    scope = upstream_definitions(
+        "megatron", "examples/multimodal/dataset_helpers.py", ("search_for_fit", "greedy_knapsack"),
+        {"bisect": bisect, "List": typing.List},
+    )
+    return scope["greedy_knapsack"]
+
+
+def sample_lengths(n: int = 512, seed: int = 0) -> list[int]:
+    """Lengths of multimodal samples: text of 50 to 600 tokens plus 0 to 4 images of 256 to
+    1,280 tokens each (seeded)."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        text = rng.randint(50, 600)
+        images = sum(rng.choice((256, 576, 1024, 1280)) for _ in range(rng.randint(0, 4)))
+        out.append(text + images)
+    return out
+
+
+def packing_report(capacity: int = 8192, ranks: int = 8, seed: int = 0) -> dict:
+    """Pack seeded samples with ours and with Megatron's ``greedy_knapsack``; then place the packs
+    on ranks round-robin and by LPT; report pack counts and imbalances (tokens, and tokens squared
+    summed per sample for the attention term)."""
+    lengths = sample_lengths(seed=seed)
+    ours = pack_greedy(lengths, capacity)
+    theirs = megatron_greedy_knapsack()(lengths, lengths, capacity)
+    batch = lengths[: 8 * ranks]  # one global batch of unpacked samples, 8 per rank
+    rr = [batch[r::ranks] for r in range(ranks)]
+    lpt = balance(batch, ranks)
+    return {
+        "same_packs": sorted(map(sorted, ours)) == sorted(map(sorted, theirs)),
+        "packs": len(ours),
+        "fill": sum(lengths) / (len(ours) * capacity),
+        "round_robin": imbalance(rr),
+        "lpt": imbalance(lpt),
+        "lpt_bound": 1 + max(batch) / (sum(batch) / ranks),
+        "lpt_square": imbalance(lpt, cost=lambda n: n * n),
+    }
+
+
+def cache_report(requests: int = 200, distinct: int = 40, capacity: int = 64, seed: int = 0) -> dict:
+    """A stream of requests drawing images from ``distinct`` images (Zipf-like), through an
+    encoder wrapped with a call counter, cached and uncached."""
+    rng = random.Random(seed)
+    torch.manual_seed(seed)
+    images = [torch.rand(3, 28, 28) for _ in range(distinct)]
+    weights = [1 / (i + 1) for i in range(distinct)]
+    stream = rng.choices(range(distinct), weights=weights, k=requests)
+    calls = {"n": 0}
+    proj = torch.randn(3 * 28 * 28, 8)
+
+    def encode(img):
+        calls["n"] += 1
+        return img.flatten() @ proj
+
+    cache = EncoderCache(encode, capacity)
+    outs = [cache(images[i].clone()) for i in stream]
+    same = all(torch.equal(o, images[i].flatten() @ proj) for o, i in zip(outs, stream))
+    return {"calls": calls["n"], "unique": len(set(stream)), "hits": cache.hits,
+            "requests": requests, "outputs_equal": same}
