@@ -350,3 +350,28 @@ def pairing_errors(messages: list[dict[str, Any]]) -> list[str]:
     if open_calls:
         errors.append(f"end: calls {open_calls} unanswered")
     return errors
+
+
+def fixed_summary(messages: list[dict[str, Any]], max_tokens: int) -> str:
+    """A stand-in summariser whose output is always exactly ``max_tokens`` tokens long."""
+    return words(max_tokens, f"summary-of-{len(messages)}")
+
+
+def compaction_schedule(steps: int, g: int, window: int, fixed: int, task: int, summary: int,
+                        threshold_ratio: float, retain_ratio: float) -> list[int]:
+    """The steps before which compaction fires, by arithmetic on token counts alone.
+
+    Before step ``k`` the request holds ``fixed`` tokens, the task message (``task`` tokens),
+    a summary message (``summary`` tokens plus 4) once there is one, and ``h`` steps of ``g``
+    tokens. Past the threshold, all but the last ``max(1, floor(retain / g))`` steps (and any
+    earlier summary) become one summary."""
+    threshold, retain = int(window * threshold_ratio), int(window * retain_ratio)
+    kept = max(1, retain // g)
+    h, has_summary, fired = 0, False, []
+    for k in range(1, steps + 1):
+        total = fixed + task + (summary + 4 if has_summary else 0) + h * g
+        if total > threshold and (h > kept or (has_summary and h >= kept)):
+            fired.append(k)
+            h, has_summary = kept, True
+        h += 1
+    return fired
