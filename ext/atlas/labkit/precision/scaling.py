@@ -29,7 +29,7 @@ def to_grid(y: torch.Tensor, fmt: FloatFormat | int) -> torch.Tensor:
     if isinstance(fmt, int):  # symmetric integers, e.g. 8 -> [-127, 127]
         qmax = 2 ** (fmt - 1) - 1
         return torch.round(y).clamp(-qmax, qmax)
-    if fmt.name in TORCH_DTYPES:  # the real cast; torch's eager cast does not saturate
+    if fmt.name in TORCH_DTYPES:  # the real cast, clamped first: saturate in any case
         return y.float().clamp(-fmt.max, fmt.max).to(TORCH_DTYPES[fmt.name]).float()
     return round_to_format(y, fmt).float()
 
