@@ -59,7 +59,8 @@ def mlp(d: int = 256, inner: int = 1024, seed: int = 0) -> torch.nn.Module:
 def profile_mlp_step(tokens: int = 64, d: int = 256, inner: int = 1024):
     """Profile one forward and backward of the MLP on CPU, with memory, shapes and stacks.
 
-    Returns ``(prof, chrome_trace_dict)``: the profiler object and its exported Chrome trace.
+    Returns ``(table, chrome_trace_dict)``: PyTorch's own aggregation (``key_averages``, read
+    before the export) and the exported Chrome trace.
     """
     model = mlp(d, inner)
     x = torch.randn(tokens, d)
@@ -70,12 +71,13 @@ def profile_mlp_step(tokens: int = 64, d: int = 256, inner: int = 1024):
             y = model(x)
         with torch.profiler.record_function("backward"):
             y.sum().backward()
+    table = key_averages_table(prof)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "trace.json")
         prof.export_chrome_trace(path)
         with open(path) as f:
             trace = json.load(f)
-    return prof, trace
+    return table, trace
 
 
 def key_averages_table(prof) -> dict[str, tuple[int, float, float]]:
