@@ -408,6 +408,16 @@ def races(ops: list[Any]) -> list[tuple[str, str]]:
     return found
 
 
+def allocate_all(sizes: list[int], expandable: bool = False) -> dict[str, int]:
+    """Allocate ``sizes`` bytes one after another, all kept alive; the allocator's statistics."""
+    from atlas.labkit.pytorch.allocator import CachingAllocator
+
+    mem = CachingAllocator(expandable=expandable)
+    for nbytes in sizes:
+        mem.malloc(nbytes)
+    return mem.stats()
+
+
 def header_constants() -> dict[str, int]:
     """The allocator's size constants, read from the C++ header the installed wheel ships."""
     from pathlib import Path
