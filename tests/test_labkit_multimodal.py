@@ -12,7 +12,8 @@ from atlas.labkit.multimodal.tokens import audio_tokens, image_tokens, smart_res
 def test_tokens():
     assert image_tokens(336, 336, 14, cls=1) == 577
     assert image_tokens(896, 896, 14, merge=4) == 256
-    assert smart_resize(1344, 1344) == (1344, 1344)
+    assert smart_resize(1344, 1344, max_pixels=16384 * 784) == (1344, 1344)
+    assert smart_resize(1344, 1344) == (980, 980)
     assert video_tokens(4, 28, 28, 14, 2, 2) == 2
     assert audio_tokens(30) == 1500
 

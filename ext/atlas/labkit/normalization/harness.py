@@ -102,7 +102,8 @@ def fused_matches_upstream(tokens: int = 16, width: int = 64, seed: int = 0) -> 
     x, residual = torch.randn(tokens, width), torch.randn(tokens, width)
     bias, weight = torch.randn(width), torch.rand(width) + 0.5
     bda = megatron_bias_dropout_add()
-    stream_megatron = bda((x, bias), residual, 0.0, False)
+    # at inference Megatron adds in place, into x: give it a copy
+    stream_megatron = bda((x.clone(), bias), residual.clone(), 0.0, False)
     out_ours, stream_ours = add_rms_norm(x + bias, residual, weight)
     out_fa, stream_fa = flash_attn_refs()["rms_norm_ref"](
         x + bias, weight, None, residual=residual, prenorm=True, eps=1e-6
