@@ -22,7 +22,8 @@ from typing import Any
 
 import atlas
 from atlas.labkit.agents.context import count_tokens
-from atlas.labkit.agents.loop import Tool, ToolRegistry
+from atlas.labkit.agents.loop import Tool, ToolRegistry, run_turn
+from atlas.labkit.agents.trajectory import Trajectory
 from atlas.labkit.agents.sessions import Session
 
 # ---------------------------------------------------------------------------------------------
@@ -375,3 +376,16 @@ def compaction_schedule(steps: int, g: int, window: int, fixed: int, task: int, 
             h, has_summary = kept, True
         h += 1
     return fired
+
+
+def run_session(model: Any, registry: ToolRegistry, task: str, **kw: Any) -> Trajectory:
+    """Drive one turn of the chapter's loop and return its log (for labs whose page teaches
+    something else than the loop)."""
+    reason, log = run_turn(model, registry, task, **kw)
+    log.reason = reason  # type: ignore[attr-defined]
+    return log
+
+
+def history_at(log: Trajectory, seq: int) -> list[dict[str, Any]]:
+    """The history the log derived before event ``seq`` was appended."""
+    return Trajectory(log.events[:seq]).messages()

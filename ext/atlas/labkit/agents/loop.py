@@ -122,19 +122,21 @@ class ToolRegistry:
 def run_turn(
     model: Callable[[dict[str, Any]], dict[str, Any]],
     registry: ToolRegistry,
-    log: Trajectory,
     task: str,
     *,
+    log: Trajectory | None = None,
     system: str = "You are a careful software agent.",
     max_steps: int = 16,
     token_budget: int | None = None,
     before_step: Callable[[Trajectory], None] | None = None,
-) -> str:
-    """Run one turn of the loop on ``log`` and return why it ended.
+) -> tuple[str, Trajectory]:
+    """Run one turn of the loop, appending to ``log`` (a new one if None): why it ended,
+    and the log.
 
     ``completed``: the model answered without a tool call. ``max-steps``: the step bound was
     reached with calls still pending. ``token-budget``: the prompt tokens sent so far exceed
     ``token_budget``. ``before_step`` may rewrite the log before each request (compaction)."""
+    log = Trajectory() if log is None else log
     turn = 1 + sum(e["type"] == "turn/start" for e in log.events)
     log.append("turn/start", turn=turn)
     log.append("user/message", content=task)
@@ -163,4 +165,4 @@ def run_turn(
             reason = "token-budget"
             break
     log.append("turn/end", turn=turn, reason=reason)
-    return reason
+    return reason, log
