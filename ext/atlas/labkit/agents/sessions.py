@@ -69,6 +69,12 @@ def slot_utilization(sessions: int, gen: float, tool: float, slots: int) -> floa
     return min(1.0, sessions * gen / ((gen + tool) * slots))
 
 
+def step_latency(sessions: int, gen: float, tool: float, slots: int) -> float:
+    """Seconds per step of each session: a generation and a tool call, or, once the slots
+    are saturated, the time for the slots to serve every session's generation once."""
+    return max(gen + tool, sessions * gen / slots)
+
+
 @dataclass(frozen=True)
 class SessionStats:
     utilization: float  # busy slot-seconds over available slot-seconds
