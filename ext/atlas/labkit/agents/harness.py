@@ -23,8 +23,8 @@ from typing import Any
 import atlas
 from atlas.labkit.agents.context import count_tokens
 from atlas.labkit.agents.loop import Tool, ToolRegistry, run_turn
-from atlas.labkit.agents.trajectory import Trajectory
 from atlas.labkit.agents.sessions import Session
+from atlas.labkit.agents.trajectory import Trajectory
 
 # ---------------------------------------------------------------------------------------------
 # Upstream files at the pins
