@@ -186,11 +186,15 @@ def test_verbs_one_sided_two_sided() -> None:
 
 
 def test_slicing_covers_every_byte() -> None:
-    for length in (1, 65535, 65536, 65537, 10 * 65536 + 3):
+    for length in (1, 65535, 65536, 65537, 81920, 81921, 10 * 65536 + 3, 10 * 65536 + 16385):
         slices = verbs.slice_request(length)
         assert sum(n for _, n in slices) == length
-        assert len(slices) == math.ceil(length / 65536)
+        assert len(slices) == verbs.slice_count(length)
         assert all(o == i * 65536 for i, (o, _) in enumerate(slices))
+        assert all(n <= 65536 + 16384 for _, n in slices)
+    # Mooncake folds a tail of at most 16 KiB into the last slice instead of sending it alone
+    assert [n for _, n in verbs.slice_request(10 * 65536 + 3)][-1] == 65536 + 3
+    assert len(verbs.slice_request(10 * 65536 + 16385)) == 11
 
 
 def test_ecmp_idle_fraction() -> None:

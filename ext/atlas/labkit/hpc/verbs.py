@@ -158,9 +158,30 @@ def put_with_signal(
 
 
 # -- a transfer engine over several NICs ------------------------------------------------------
-def slice_request(length: int, slice_size: int = 65536) -> list[tuple[int, int]]:
-    """Cut a transfer into ``(offset, length)`` slices of at most ``slice_size`` bytes."""
-    return [(o, min(slice_size, length - o)) for o in range(0, length, slice_size)]
+def slice_request(
+    length: int, slice_size: int = 65536, fragment: int = 16384
+) -> list[tuple[int, int]]:
+    """Cut a transfer into ``(offset, length)`` slices of ``slice_size`` bytes, as Mooncake's
+    transfer engine does: a remainder of at most ``slice_size + fragment`` bytes is sent as one
+    last slice rather than leaving a small fragment (defaults: 64 KiB slices, 16 KiB fragment
+    limit)."""
+    slices, offset = [], 0
+    while offset < length:
+        remaining = length - offset
+        n = remaining if remaining <= slice_size + fragment else slice_size
+        slices.append((offset, n))
+        offset += n
+    return slices
+
+
+def slice_count(length: int, slice_size: int = 65536, fragment: int = 16384) -> int:
+    """Closed form for ``len(slice_request(...))``: one slice up to ``slice_size + fragment``
+    bytes, otherwise ``ceil((length - fragment) / slice_size)``."""
+    if length <= 0:
+        return 0
+    if length <= slice_size + fragment:
+        return 1
+    return math.ceil((length - fragment) / slice_size)
 
 
 def spread(
@@ -186,4 +207,4 @@ def ideal_time(length: int, nics: int, bandwidth: float) -> float:
 
 def round_robin_slices_on_busiest(length: int, slice_size: int, nics: int) -> int:
     """Closed form: the busiest NIC under round-robin gets ``ceil(m / k)`` of ``m`` slices."""
-    return math.ceil(math.ceil(length / slice_size) / nics)
+    return math.ceil(slice_count(length, slice_size) / nics)
