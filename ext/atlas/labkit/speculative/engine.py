@@ -63,11 +63,10 @@ class BlockPool:
 
 def verify_cost(model: ModelConfig, gpu: Gpu, batch: int, context: int, gamma: int) -> StepCost:
     """A target pass over ``gamma + 1`` tokens for each of ``batch`` sequences that hold
-    ``context`` cached tokens: the serving chapter's step, plus logits at every position
-    (verification needs the target's distribution after each draft, not only the last)."""
-    base = step_cost(model, gpu, [(context, gamma + 1)] * batch)
-    extra_logits = 2 * model.vocab_size * model.hidden_size * gamma * batch
-    return StepCost(flops=base.flops + extra_logits, bytes=base.bytes, gpu=gpu)
+    ``context`` cached tokens: the serving chapter's step with the output head charged at
+    every new position (``logits="all"``), since verification needs the target's distribution
+    after each draft, not only after the last."""
+    return step_cost(model, gpu, [(context, gamma + 1)] * batch, logits="all")
 
 
 def draft_head_cost(model: ModelConfig, gpu: Gpu, batch: int, context: int) -> StepCost:
