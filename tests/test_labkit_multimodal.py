@@ -42,3 +42,12 @@ def test_cache_counts():
     x = torch.ones(3)
     cache(x), cache(x.clone()), cache(torch.zeros(3))
     assert len(calls) == 2 and cache.hits == 1
+
+
+def test_siglip_chunked_equals_dense():
+    import torch
+    from atlas.labkit.multimodal.contrastive import siglip_loss_chunked
+    torch.manual_seed(1)
+    a, b = torch.randn(12, 8), torch.randn(12, 8)
+    loss, sent = siglip_loss_chunked(a, b, 10.0, -10.0, devices=3)
+    assert torch.allclose(loss, siglip_loss(a, b, 10.0, -10.0), rtol=1e-5) and sent == 8
