@@ -356,3 +356,80 @@ def test_moving_a_pin_rereads_the_pages_that_cite_it(make_app, tmp_path, demo, s
     app.build()  # not a fresh env: only the moved pin makes the unchanged page outdated
     html = (Path(app.outdir) / "index.html").read_text()
     assert f"/blob/{demo.tags['v1']}/pkg/model.py#L1" in html
+
+
+# -- TypeScript and Rust symbols ----------------------------------------------------------------
+LOOP_TS = """\
+// loop.ts: a TypeScript fixture written for the Atlas tests
+export class Loop {
+  turns = 0;
+
+  async step(input: string): Promise<string> {
+    this.turns += 1;
+    return input;
+  }
+}
+
+export const dispatch = (name: string) => {
+  return name.length;
+};
+"""
+
+SANDBOX_RS = """\
+// sandbox.rs: a Rust fixture written for the Atlas tests
+pub struct Sandbox {
+    pid: u32,
+}
+
+impl Sandbox {
+    pub fn spawn() -> Self {
+        Sandbox { pid: 1 }
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        self.pid = 0;
+    }
+}
+
+pub mod api {
+    pub fn boot() -> u32 {
+        7
+    }
+}
+"""
+
+
+def test_typescript_and_rust_symbols_render_with_upstream_lines(make_app, tmp_path) -> None:
+    from gitfixtures import Commit, make_repo
+
+    repo = make_repo(
+        tmp_path / "agentsrc",
+        [Commit({"src/loop.ts": LOOP_TS, "src/sandbox.rs": SANDBOX_RS}, message="agents")],
+    )
+    stores = stores_dir(tmp_path / "stores", {"agentsrc": repo})
+    good = [
+        ("src/loop.ts::Loop", 2, 9),
+        ("src/loop.ts::Loop.step", 5, 8),
+        ("src/loop.ts::dispatch", 11, 13),
+        ("src/sandbox.rs::Sandbox", 2, 4),
+        ("src/sandbox.rs::Sandbox::spawn", 7, 9),
+        ("src/sandbox.rs::Sandbox::drop", 13, 15),  # in `impl Drop for Sandbox`
+        ("src/sandbox.rs::Sandbox::Drop", 12, 16),  # the whole trait impl
+        ("src/sandbox.rs::api::boot", 19, 21),
+    ]
+    page = "# P\n\n" + "".join(f"```{{upstream}} agentsrc {spec}\n```\n\n" for spec, _, _ in good)
+    page += "```{upstream} agentsrc src/sandbox.rs::Sandbox::spwan\n```\n"
+    root = tmp_path / "book"
+    root.mkdir()
+    (root / "conf.py").write_text((ROOTS / "test-upstream" / "conf.py").read_text())
+    make_book(root, {"index.md": page}, {"agentsrc": FixtureUpstream(repo, pin=repo.head)})
+    app = build(make_app, root, stores)
+    app.build()
+    html = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
+    for spec, start, end in good:
+        path = spec.split("::", 1)[0]
+        assert f"/blob/{repo.head}/{path}#L{start}-L{end}" in html, spec
+    errors = [line for line in warnings_of(app) if "ERROR" in line]
+    assert len(errors) == 1 and "nearest: Sandbox::spawn" in errors[0], errors

@@ -150,3 +150,168 @@ def test_symbol_errors() -> None:
         find_symbol("x", "x.txt", "x")
     with pytest.raises(SymbolError, match="does not parse as Python"):
         find_symbol("def (:\n", "bad.py", "x")
+
+
+TS = """\
+import { B } from "./b";
+
+/** A documented class. */
+@sealed
+export class Agent<T> extends B {
+  private steps = 0;
+  onEvent = (e: string) => {
+    return e;
+  };
+  constructor() {
+    super();
+  }
+  @traced
+  async run(prompt: string): Promise<void> {
+    await this.step(prompt);
+  }
+  static create(): Agent<string> {
+    return new Agent();
+  }
+}
+
+export const runTool = async (name: string) => {
+  return name;
+};
+
+export function main(): void {}
+function overload(a: string): void;
+function overload(a: unknown) {}
+export interface ToolSpec {
+  name: string;
+}
+export type Turn = { role: string };
+export namespace tools {
+  export function list() {}
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "query, span",
+    [
+        ("Agent", (4, 20)),  # the decorator and `export` included, the doc comment not
+        ("Agent.run", (13, 16)),
+        ("Agent::create", (17, 19)),
+        ("Agent.constructor", (10, 12)),
+        ("Agent.onEvent", (7, 9)),  # a class field holding an arrow function
+        ("runTool", (22, 24)),  # an exported const holding an arrow function
+        ("main", (26, 26)),
+        ("overload", (28, 28)),  # the overload signature is not a definition
+        ("ToolSpec", (29, 31)),
+        ("Turn", (32, 32)),
+        ("tools.list", (34, 34)),
+    ],
+)
+def test_typescript_symbols(query: str, span: tuple[int, int]) -> None:
+    for path in ("src/agent.ts", "src/agent.tsx", "src/agent.mts"):
+        sym = find_symbol(TS, path, query)
+        assert (sym.start, sym.end) == span, path
+
+
+RS = """\
+use std::fmt;
+
+#[derive(Debug, Clone)]
+pub struct Vm<T> {
+    id: T,
+}
+
+pub enum State {
+    Running,
+    Stopped,
+}
+
+pub trait Snapshot {
+    fn save(&self) -> Vec<u8>;
+    fn name(&self) -> &str {
+        "vm"
+    }
+}
+
+impl<T> Vm<T> {
+    pub fn new(id: T) -> Self {
+        Vm { id }
+    }
+
+    #[inline]
+    pub fn start(&mut self) {}
+}
+
+impl<T> Snapshot for Vm<T> {
+    fn save(&self) -> Vec<u8> {
+        Vec::new()
+    }
+}
+
+impl<T> fmt::Display for Vm<T> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "vm")
+    }
+}
+
+impl<T> fmt::Debug for crate::vm::Vm<T> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "vm")
+    }
+}
+
+pub mod api {
+    pub fn boot() {}
+
+    pub mod v1 {
+        pub fn boot() {}
+    }
+}
+
+macro_rules! retry {
+    ($e:expr) => {
+        $e
+    };
+}
+
+fn main() {}
+"""
+
+
+@pytest.mark.parametrize(
+    "query, span",
+    [
+        ("Vm", (3, 6)),  # the attribute included
+        ("State", (8, 11)),
+        ("Snapshot", (13, 18)),
+        ("Snapshot::name", (15, 17)),  # a provided method; `save` there has no body
+        ("Vm::new", (21, 23)),
+        ("Vm.start", (25, 26)),
+        ("Vm::save", (30, 32)),  # inside `impl Snapshot for Vm<T>`
+        ("Vm::Snapshot", (29, 33)),  # the whole trait impl
+        ("Vm::Display::fmt", (36, 38)),
+        ("Vm::Debug::fmt", (42, 44)),  # `crate::vm::Vm<T>` is Vm
+        ("api::boot", (48, 48)),
+        ("api::v1::boot", (51, 51)),
+        ("crate::api::v1::boot", (51, 51)),
+        ("v1::boot", (51, 51)),
+        ("retry", (55, 59)),
+        ("main", (61, 61)),
+    ],
+)
+def test_rust_symbols(query: str, span: tuple[int, int]) -> None:
+    sym = find_symbol(RS, "src/vm.rs", query)
+    assert (sym.start, sym.end) == span
+
+
+def test_typescript_and_rust_symbol_errors() -> None:
+    with pytest.raises(SymbolError, match=r"ambiguous.*Vm::fmt \(lines 36-38\).*lines 42-44"):
+        find_symbol(RS, "vm.rs", "Vm::fmt")
+    with pytest.raises(SymbolError, match=r"ambiguous.*api::boot.*api::v1::boot"):
+        find_symbol(RS, "vm.rs", "boot")
+    with pytest.raises(SymbolError, match="not defined in vm.rs; nearest: Vm::start"):
+        find_symbol(RS, "vm.rs", "Vm::strat")
+    with pytest.raises(SymbolError, match="not defined in a.ts; nearest: Agent.run"):
+        find_symbol(TS, "a.ts", "Agent.runn")
+    with pytest.raises(SymbolError, match="nearest: runTool"):
+        find_symbol(TS, "a.ts", "runTol")

@@ -25,7 +25,8 @@ LANGUAGES = {
     "cu": "cuda", "sh": "bash", "bash": "bash", "md": "markdown", "rst": "rst", "yaml": "yaml",
     "yml": "yaml", "json": "json", "toml": "toml", "rs": "rust", "go": "go", "js": "javascript",
     "ts": "typescript", "java": "java", "proto": "protobuf", "cmake": "cmake", "ini": "ini",
-    "cfg": "ini", "txt": "text", "jinja": "jinja", "lua": "lua",
+    "cfg": "ini", "txt": "text", "jinja": "jinja", "lua": "lua", "mts": "typescript",
+    "cts": "typescript", "tsx": "tsx",
 }  # fmt: skip
 NAMED = {"Makefile": "make", "CMakeLists.txt": "cmake", "Dockerfile": "docker"}
 
