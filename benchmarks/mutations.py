@@ -334,6 +334,277 @@ MUTATIONS: list[Mutation] = [
         ("serving/paged-attention",),
         "a token's slot is one position off inside its block",
     ),
+    # --- attention ---------------------------------------------------------------------------
+    Mutation(
+        "online-softmax-no-rescale", "attention", "attention/flash.py",
+        "    acc = alpha[..., None] * acc + p @ v\n",
+        "    acc = acc + p @ v\n",
+        ("attention/flash-attention",),
+        "online softmax: the accumulator is not rescaled by e^(m - m') when the maximum grows",
+    ),
+    Mutation(
+        "merge-partials-equal-weights", "attention", "attention/decode.py",
+        "    weights = torch.exp(lses - lse_max)\n",
+        "    weights = torch.ones_like(lses)\n",
+        ("attention/decode",),
+        "split-KV merge weighs every partial equally instead of by exp(lse_i - max)",
+    ),
+    Mutation(
+        "mla-absorbed-scale-nope", "attention", "attention/mla.py",
+        "    scale = (q.shape[-1] + q_r.shape[-1]) ** -0.5  # the scale of the original head dimension",
+        "    scale = q.shape[-1] ** -0.5  # the scale of the original head dimension",
+        ("attention/mla",),
+        "absorbed MLA scales by 1/sqrt(d_nope) instead of 1/sqrt(d_nope + d_r)",
+    ),
+    # --- moe ---------------------------------------------------------------------------------
+    Mutation(
+        "router-bias-sign", "moe", "moe/router.py",
+        "    return bias + rate * torch.sign(load.mean() - load)",
+        "    return bias + rate * torch.sign(load - load.mean())",
+        ("moe/routing",),
+        "the loss-free bias update raises the bias of overloaded experts (sign flipped)",
+    ),
+    Mutation(
+        "capacity-q-over-k", "moe", "moe/capacity.py",
+        "    return sum(expected_overflow(tokens, qi, cap) for qi in q) / (k * tokens)",
+        "    return sum(expected_overflow(tokens, qi / k, cap) for qi in q) / (k * tokens)",
+        ("moe/routing",),
+        "the closed-form load is drawn with probability q_i / k instead of q_i",
+    ),
+    Mutation(
+        "grouped-gemm-last-row-expert", "moe", "moe/grouped_gemm.py",
+        "tile, g = a[start : start + block_m], int(m_indices[start])",
+        "tile, g = a[start : start + block_m], int(m_indices[start + block_m - 1])",
+        ("moe/grouped-gemm",),
+        "a tile takes the expert id of its last row instead of its first",
+    ),
+    # --- hpc ---------------------------------------------------------------------------------
+    Mutation(
+        "reduce-scatter-adds-into-sent", "hpc", "hpc/collectives.py",
+        "        chunks[into] += incoming\n",
+        "        chunks[out] += incoming\n",
+        ("hpc/collectives",),
+        "ring reduce-scatter adds the incoming chunk into the chunk it is sending",
+    ),
+    Mutation(
+        "ring-time-no-chunk", "hpc", "hpc/alphabeta.py",
+        "    return 2 * (n - 1) * (alpha + size / (n * beta))",
+        "    return 2 * (n - 1) * (alpha + size / beta)",
+        ("hpc/collectives",),
+        "the ring all-reduce time moves the whole buffer each step, not a 1/n chunk",
+    ),
+    Mutation(
+        "daly-sign", "hpc", "hpc/failures.py",
+        "    return math.sqrt(2 * d * m) * (1 + math.sqrt(x) / 3 + x / 9) - d",
+        "    return math.sqrt(2 * d * m) * (1 - math.sqrt(x) / 3 + x / 9) - d",
+        ("hpc/failures",),
+        "Daly's higher-order correction with the wrong sign on its sqrt term",
+    ),
+    # --- training ----------------------------------------------------------------------------
+    Mutation(
+        "loss-not-divided-by-microbatches", "training", "training/loop.py",
+        "        scale_loss(loss / n).backward()",
+        "        scale_loss(loss).backward()",
+        ("training/index",),
+        "each microbatch's loss is not divided by the number of microbatches",
+    ),
+    Mutation(
+        "hysteresis-refilled-on-backoff", "training", "training/mixed.py",
+        "                self.scale = max(self.scale * self.backoff_factor, self.min_scale)\n",
+        "                self.scale = max(self.scale * self.backoff_factor, self.min_scale)\n"
+        "                self.hysteresis_tracker = self.hysteresis\n",
+        ("training/mixed-precision",),
+        "the loss scaler refills its hysteresis budget on every backoff",
+    ),
+    Mutation(
+        "ckpt-rng-not-restored", "training", "training/ckpt.py",
+        '    torch.set_rng_state(state["rng"]["torch"])\n',
+        "",
+        ("training/checkpoints",),
+        "resume does not restore torch's random state",
+    ),
+    # --- kernels -----------------------------------------------------------------------------
+    Mutation(
+        "matmul-no-k-masks", "kernels", "kernels/matmul.py",
+        "        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_left), other=0.0)\n"
+        "        b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < N), other=0.0)\n",
+        "        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M), other=0.0)\n"
+        "        b = tl.load(b_ptrs, mask=(offs_n[None, :] < N), other=0.0)\n",
+        ("kernels/gemm",),
+        "the Triton GEMM drops both K masks (the ragged last K tile reads past the edge)",
+    ),
+    Mutation(
+        "triton-flash-no-alpha", "kernels", "kernels/flash.py",
+        "        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)",
+        "        acc = acc + tl.dot(p.to(v.dtype), v)",
+        ("kernels/attention-kernel",),
+        "the Triton attention kernel does not rescale its accumulator by alpha",
+    ),
+    # --- precision ---------------------------------------------------------------------------
+    Mutation(
+        "round-half-up", "precision", "precision/formats.py",
+        "        units = torch.round(units)\n",
+        "        units = torch.floor(units + 0.5)\n",
+        ("precision/formats",),
+        "round to nearest breaks ties upward instead of to the even mantissa",
+    ),
+    Mutation(
+        "amax-without-abs", "precision", "precision/scaling.py",
+        "    amax = view.abs().amax(dim=(1, 3), keepdim=True).clamp(min=1e-4)",
+        "    amax = view.amax(dim=(1, 3), keepdim=True).clamp(min=1e-4)",
+        ("precision/scaling",),
+        "the block amax is taken without abs (negative outliers overflow)",
+    ),
+    # --- speculative -------------------------------------------------------------------------
+    Mutation(
+        "spec-residual-is-p", "speculative", "speculative/sampling.py",
+        "    fix = torch.where(full, last_p, residual(last_p, last_q))",
+        "    fix = last_p",
+        ("speculative/acceptance",),
+        "after a rejection the replacement is drawn from p instead of the residual",
+    ),
+    Mutation(
+        "tree-position-index", "speculative", "speculative/tree.py",
+        "    return start + torch.tensor(depths(parents), dtype=torch.long)",
+        "    return start + torch.arange(len(parents), dtype=torch.long)",
+        ("speculative/token-trees",),
+        "a tree node's position is its index instead of its depth",
+    ),
+    Mutation(
+        "verify-no-cumprod", "speculative", "speculative/engine.py",
+        "    return match.long().cumprod(dim=1).sum(dim=1)",
+        "    return match.long().sum(dim=1)",
+        ("speculative/serving",),
+        "verification counts every matching draft token, not the accepted prefix",
+    ),
+    # --- post-training -----------------------------------------------------------------------
+    Mutation(
+        "grpo-std-population", "post-training", "post_training/pg.py",
+        'correction=1 if std == "unbiased" else 0)',
+        "correction=0)",
+        ("post-training/policy-gradient",),
+        "GRPO's group std always divides by G, whatever the option",
+    ),
+    Mutation(
+        "sft-positions-not-restarted", "post-training", "post_training/sft.py",
+        "    positions = torch.cat([torch.arange(len(s)) for s in seqs])",
+        "    positions = torch.arange(sum(len(s) for s in seqs))",
+        ("post-training/sft",),
+        "packing does not restart positions at each sequence",
+    ),
+    # --- pytorch -----------------------------------------------------------------------------
+    Mutation(
+        "slice-offset-no-stride", "pytorch", "pytorch/layout.py",
+        "        return Layout(tuple(sizes), tuple(strides), self.offset + start * self.strides[dim])",
+        "        return Layout(tuple(sizes), tuple(strides), self.offset + start)",
+        ("pytorch/tensors",),
+        "a slice moves the offset by start elements, not start strides",
+    ),
+    Mutation(
+        "rmsnorm-backward-no-mean", "pytorch", "pytorch/autograd.py",
+        "        grad_x = rstd * (gw - x_hat * (gw * x_hat).mean(-1, keepdim=True))",
+        "        grad_x = rstd * gw",
+        ("pytorch/autograd",),
+        "RMSNorm's hand-written backward drops its mean term",
+    ),
+    Mutation(
+        "allocator-first-fit", "pytorch", "pytorch/allocator.py",
+        "        return min(fits, key=lambda b: (b.size, b.address), default=None)",
+        "        return min(fits, key=lambda b: b.address, default=None)",
+        ("pytorch/allocator",),
+        "the caching allocator takes the first free block that fits, not the smallest",
+    ),
+    # --- profiling ---------------------------------------------------------------------------
+    Mutation(
+        "replay-frees-on-request", "profiling", "profiling/memory.py",
+        '        elif e["action"] == "free_completed":',
+        '        elif e["action"] == "free_requested":',
+        ("profiling/memory",),
+        "the snapshot replay ignores free_completed and frees at the request",
+    ),
+    Mutation(
+        "roofline-verdict-inverted", "profiling", "profiling/roofline.py",
+        '    bound = "memory" if intensity < ridge else "compute"',
+        '    bound = "compute" if intensity < ridge else "memory"',
+        ("profiling/nsight",),
+        "the roofline verdict is inverted (below the ridge called compute-bound)",
+    ),
+    # --- agents ------------------------------------------------------------------------------
+    Mutation(
+        "truncate-one-step-fewer", "agents", "agents/context.py",
+        "    protected = units[-keep_last:] if keep_last else []",
+        "    protected = units[len(units) - keep_last + 1 :] if keep_last else []",
+        ("agents/react",),
+        "truncation protects one step fewer than keep_last",
+    ),
+    Mutation(
+        "envpool-round", "agents", "agents/envpool.py",
+        "    return math.ceil(demand_rate(workers, episode) * startup - 1e-9)",
+        "    return round(demand_rate(workers, episode) * startup)",
+        ("agents/agentenv",),
+        "the warm pool size is rounded instead of rounded up",
+    ),
+    Mutation(
+        "trajectory-unanswered-missed", "agents", "agents/trajectory.py",
+        "            missing = [c for c in asked if c not in answered]",
+        "            missing = [c for c in answered if c not in asked]",
+        ("agents/harness",),
+        "the trajectory checker's set difference runs backwards (unanswered calls not reported)",
+    ),
+    # --- models ------------------------------------------------------------------------------
+    Mutation(
+        "dsv3-kv-lora-typo", "models", "registry/models.py",
+        "            q_heads=128,\n            kv_heads=128,\n            head_dim=192,\n"
+        "            q_lora_rank=1536,\n            kv_lora_rank=512,",
+        "            q_heads=128,\n            kv_heads=128,\n            head_dim=192,\n"
+        "            q_lora_rank=1536,\n            kv_lora_rank=576,",
+        ("models/index",),
+        "a figure typo in DeepSeek-V3's configuration (kv_lora_rank 576 instead of 512)",
+    ),
+    Mutation(
+        "mla-cache-no-rope-key", "models", "registry/models.py",
+        "        per_layer = (a.kv_lora_rank + a.qk_rope_dim) * nbytes",
+        "        per_layer = a.kv_lora_rank * nbytes",
+        ("models/counting",),
+        "the MLA cache forgets the shared rope key",
+    ),
+    # --- normalization -----------------------------------------------------------------------
+    Mutation(
+        "rmsnorm-sums", "normalization", "normalization/norms.py",
+        "    inv_rms = torch.rsqrt(x32.pow(2).mean(dim=-1, keepdim=True) + eps)",
+        "    inv_rms = torch.rsqrt(x32.pow(2).sum(dim=-1, keepdim=True) + eps)",
+        ("normalization/placement",),
+        "rms_norm sums the squares instead of averaging them",
+    ),
+    Mutation(
+        "sinkhorn-rows-only", "normalization", "normalization/stacks.py",
+        "        m = m / m.sum(dim=-2, keepdim=True)\n",
+        "",
+        ("normalization/beyond",),
+        "Sinkhorn normalises rows only (the mixing matrix is not doubly stochastic)",
+    ),
+    # --- multimodal --------------------------------------------------------------------------
+    Mutation(
+        "merge-not-squared", "multimodal", "multimodal/tokens.py",
+        "    return patches // (merge * merge) + cls",
+        "    return patches // merge + cls",
+        ("multimodal/index",),
+        "image_tokens divides by the merge factor once instead of its square",
+    ),
+    Mutation(
+        "lpt-most-loaded", "multimodal", "multimodal/packing.py",
+        "        r = totals.index(min(totals))",
+        "        r = totals.index(max(totals))",
+        ("multimodal/systems",),
+        "LPT places the next item on the most-loaded rank",
+    ),
+    Mutation(
+        "encoder-cache-by-id", "multimodal", "multimodal/cache.py",
+        "        return hashlib.sha256(image.contiguous().numpy().tobytes()).hexdigest()",
+        "        return str(id(image))",
+        ("multimodal/serving",),
+        "the encoder cache is keyed by object id instead of the pixels' hash",
+    ),
 ]
 
 
