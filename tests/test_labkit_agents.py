@@ -158,17 +158,17 @@ def test_memory_limit_stops_allocation_at_the_limit():
     out = run_confined(python(MEMORY_HOG), Limits(memory_bytes=limit))
     sizes = [int(x) for x in out.stdout.split()]
     assert out.verdict == "memory-limit"
-    assert sizes[-1] <= limit < sizes[-1] + 17 * 2**20
+    assert max(sizes) <= limit and limit - sizes[-1] < 2 * 16 * 2**20
 
 
 def test_cpu_limit_kills_with_sigxcpu():
     out = run_confined(python(CPU_HOG), Limits(cpu_seconds=1))
     assert out.verdict == "cpu-limit" and out.returncode == -signal.SIGXCPU
-    assert abs(out.cpu_seconds - 1.0) < 0.25
+    assert 0.75 <= out.cpu_seconds < 2.0
 
 
 def test_plain_command_runs():
-    out = run_confined(python("print(6 * 7)"), Limits(cpu_seconds=5, wall_seconds=20))
+    out = run_confined(python("print(6 * 7)"), Limits(cpu_seconds=5, wall_seconds=120))
     assert (out.verdict, out.stdout.strip()) == ("ok", "42")
 
 

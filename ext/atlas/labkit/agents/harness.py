@@ -260,15 +260,15 @@ def step_tokens(i: int, output: int) -> int:
 CPU_HOG = "while True: pass"
 SLEEPER = "import time; time.sleep(60)"
 MEMORY_HOG = """
-def vm():
+def peak():
     for line in open('/proc/self/status'):
-        if line.startswith('VmSize:'):
+        if line.startswith('VmPeak:'):
             return int(line.split()[1]) * 1024
 keep = []
-print(vm(), flush=True)
+print(peak(), flush=True)
 while True:
     keep.append(bytearray(16 * 2**20))
-    print(vm(), flush=True)
+    print(peak(), flush=True)
 """
 FILE_WRITER = """
 with open('out.bin', 'wb') as f:

@@ -71,7 +71,8 @@ class Outcome:
     returncode: int  # negative: killed by that signal number
     verdict: str  # ok, error, cpu-limit, memory-limit, file-limit, wall-limit
     cpu_seconds: float  # user + system time of the command, from wait4
-    max_rss_bytes: int
+    max_rss_bytes: int  # from wait4; Linux carries the spawning parent's peak across a
+    # vfork and exec, so under a large parent this is the parent's, not the command's
     wall_seconds: float
     stdout: str
     stderr: str
