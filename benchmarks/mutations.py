@@ -17,7 +17,8 @@ Usage (from the repository root)::
 
 Exit status 0 when every mutation run was caught by at least one lab, 1 otherwise, 2 when the
 unmutated labs do not pass (the table would mean nothing). A lab that skips itself (upstream
-objects absent) catches nothing: run ``make upstreams`` first.
+objects absent) catches nothing: run ``make upstreams`` first. A lab that ``:needs: cuda`` is
+left out on a machine without a GPU, as a build leaves it unreported.
 
 How it runs: this process imports torch once; each page's labs run in a child forked from it,
 which drops every ``atlas`` module it inherited, puts the temporary copy first on
@@ -605,6 +606,94 @@ MUTATIONS: list[Mutation] = [
         ("multimodal/serving",),
         "the encoder cache is keyed by object id instead of the pixels' hash",
     ),
+    # --- starred, second batch -----------------------------------------------------------------
+    Mutation(
+        "gptq-error-not-divided", "precision", "precision/quant.py",
+        "            e = (col - q) / ub[i, i]\n",
+        "            e = col - q\n",
+        ("precision/inference",),
+        "GPTQ feeds the raw rounding error forward, not divided by the Cholesky diagonal",
+    ),
+    Mutation(
+        "qkv-split-ungrouped", "post-training", "post_training/weights.py",
+        "        per_group = full.view(s.groups, s.heads // s.groups + 2, s.head_dim, s.hidden)\n"
+        "        q, k, v = per_group.split([s.heads // s.groups, 1, 1], dim=1)\n",
+        "        q, k, v = full.split([s.heads * s.head_dim, s.groups * s.head_dim,"
+        " s.groups * s.head_dim], dim=0)\n",
+        ("post-training/weight-sync",),
+        "Megatron's fused QKV is split as three contiguous blocks, as if it were not grouped",
+    ),
+    Mutation(
+        "cute-composition-stride-unscaled", "kernels", "kernels/cute.py",
+        "            strided.append((n // rest, r * rest))\n",
+        "            strided.append((n // rest, r))\n",
+        ("kernels/cute",),
+        "composition divides a mode's shape by the stride but leaves its stride unscaled",
+    ),
+    # --- the rest of the hand-planted list (not starred) ----------------------------------------
+    Mutation(
+        "linear-state-not-decayed", "attention", "attention/linear.py",
+        "        s = torch.exp(g_last).transpose(-1, -2) * s + decay_k.transpose(-1, -2) @ vc",
+        "        s = s + decay_k.transpose(-1, -2) @ vc",
+        ("attention/linear",),
+        "the chunkwise state is not decayed by the chunk's total gate",
+    ),
+    Mutation(
+        "window-cache-off-by-one", "attention", "attention/sparse.py",
+        "p < self.sinks or p >= pos - self.window]",
+        "p < self.sinks or p > pos - self.window]",
+        ("attention/sparse",),
+        "the sliding-window cache evicts the oldest key of the window one step early",
+    ),
+    Mutation(
+        "dispatch-counts-per-expert", "moe", "moe/dispatch.py",
+        '        "tokens_per_rank": in_rank.sum(0),',
+        '        "tokens_per_rank": torch.bincount(owner.reshape(-1), minlength=topo.ranks),',
+        ("moe/deepep",),
+        "the dispatch layout counts a token once per expert on a rank, not once per rank",
+    ),
+    Mutation(
+        "eplb-heaviest-expert", "moe", "moe/eplb.py",
+        "        e = max(range(n), key=lambda i: (load[i] / count[i], -i))",
+        "        e = max(range(n), key=lambda i: (load[i], -i))",
+        ("moe/production",),
+        "EPLB replicates the heaviest expert, not the heaviest per copy",
+    ),
+    Mutation(
+        "gemm-bytes-no-c", "hpc", "hpc/roofline.py",
+        "    return Cost(2.0 * m * n * k, float(elem_bytes * (m * k + k * n + m * n)))",
+        "    return Cost(2.0 * m * n * k, float(elem_bytes * (m * k + k * n)))",
+        ("hpc/roofline",),
+        "the GEMM's compulsory bytes leave out the output C",
+    ),
+    Mutation(
+        "samples-no-overlap", "training", "training/data.py",
+        "        remaining = seq_length  # advance",
+        "        remaining = seq_length + 1  # advance",
+        ("training/data",),
+        "samples are cut without the one-token overlap (a target token is lost per sample)",
+    ),
+    Mutation(
+        "nvfp4-tensor-scale-no-6", "precision", "precision/fp4.py",
+        "    tensor_scale = x.abs().amax().float() / (E4M3.max * E2M1.max)",
+        "    tensor_scale = x.abs().amax().float() / E4M3.max",
+        ("precision/fp4",),
+        "the NVFP4 tensor scale forgets the factor 6 of E2M1's largest value",
+    ),
+    Mutation(
+        "tis-ratio-inverted", "post-training", "post_training/mismatch.py",
+        "    return torch.exp(train_logp - rollout_logp).clamp(clip_low, clip).detach()",
+        "    return torch.exp(rollout_logp - train_logp).clamp(clip_low, clip).detach()",
+        ("post-training/mismatch",),
+        "truncated importance sampling uses the inverted ratio rollout / train",
+    ),
+    Mutation(
+        "reduce-scatter-no-sum", "pytorch", "pytorch/dist.py",
+        "    return list(torch.stack(inputs).sum(0).chunk(len(inputs)))",
+        "    return [x.chunk(len(inputs))[r] for r, x in enumerate(inputs)]",
+        ("pytorch/distributed",),
+        "the reference reduce-scatter hands each rank its own slice, unsummed",
+    ),
 ]
 
 
@@ -770,7 +859,10 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     started = time.monotonic()
     pages = sorted({p for m in chosen for p in m.pages})
-    labs = {p: page_labs(p) for p in pages}
+    # A lab that ``:needs: cuda`` on a machine without it is never started, and a build does not
+    # report it (atlas.labs.execute); it can neither pass the baseline nor catch anything here.
+    cuda = torch.cuda.is_available()
+    labs = {p: [lab for lab in page_labs(p) if cuda or lab["needs"] != "cuda"] for p in pages}
 
     with tempfile.TemporaryDirectory(prefix="atlas-mutations-") as tmp:
         base_ext = copy_tree(None, Path(tmp) / "baseline")
