@@ -517,11 +517,11 @@ MUTATIONS: list[Mutation] = [
     ),
     # --- profiling ---------------------------------------------------------------------------
     Mutation(
-        "replay-frees-on-request", "profiling", "profiling/memory.py",
+        "replay-ignores-free-completed", "profiling", "profiling/memory.py",
         '        elif e["action"] == "free_completed":',
-        '        elif e["action"] == "free_requested":',
+        '        elif e["action"] == "free_complete":',
         ("profiling/memory",),
-        "the snapshot replay ignores free_completed and frees at the request",
+        "the snapshot replay misspells the action and so ignores free_completed (nothing is freed)",
     ),
     Mutation(
         "roofline-verdict-inverted", "profiling", "profiling/roofline.py",
@@ -603,7 +603,7 @@ MUTATIONS: list[Mutation] = [
         "encoder-cache-by-id", "multimodal", "multimodal/cache.py",
         "        return hashlib.sha256(image.contiguous().numpy().tobytes()).hexdigest()",
         "        return str(id(image))",
-        ("multimodal/serving",),
+        ("multimodal/systems",),
         "the encoder cache is keyed by object id instead of the pixels' hash",
     ),
     # --- starred, second batch -----------------------------------------------------------------
@@ -693,6 +693,20 @@ MUTATIONS: list[Mutation] = [
         "    return [x.chunk(len(inputs))[r] for r, x in enumerate(inputs)]",
         ("pytorch/distributed",),
         "the reference reduce-scatter hands each rank its own slice, unsummed",
+    ),
+    Mutation(
+        "memory-ignores-distributed-optimizer", "training", "training/memory.py",
+        "bytes_per_param(param_bytes, grad_bytes, lay.dp, lay.distributed_optimizer)",
+        "bytes_per_param(param_bytes, grad_bytes, lay.dp)",
+        ("training/memory",),
+        "the memory ledger ignores the distributed optimizer (optimizer state never sharded)",
+    ),
+    Mutation(
+        "fanout-counts-sender", "hpc", "hpc/fabric.py",
+        "    return (ranks - 1) * (1 - p_none)",
+        "    return ranks * (1 - p_none)",
+        ("hpc/scale-out",),
+        "the expected MoE fan-out counts the sender's own rank as a remote one",
     ),
 ]
 
