@@ -204,3 +204,22 @@ def test_tag_revs_are_fetched_by_name(tmp_path, capsys) -> None:
     assert gs.resolve("v1.0") == repo.commits[0]
     assert gs.read_blob("v1.0", "a.py") == b"one = 1\n"
     assert gs.read_blob(repo.commits[1], "a.py") == b"two = 2\n"
+
+
+def test_fetch_brings_the_files_labs_read_at_the_pin(book, up, capsys) -> None:
+    """A lab that runs upstream code reads files no page cites; the stores never fetch on a
+    read, so ``fetch`` must bring them: every labkit string literal shaped like a path that the
+    pin's tree has. One that the tree lacks is nobody's file and is passed over in silence."""
+    _, v1, _ = up.commits
+    harness = book / "ext" / "atlas" / "labkit" / "demo" / "harness.py"
+    harness.parent.mkdir(parents=True)
+    harness.write_text('READS = ("docs/x.md", "pkg/absent.py")\nLABEL = "not a path"\n')
+    rc, err = main(book, capsys=capsys)
+    assert rc == 0, err
+    gs = GitStore(store(book))
+    try:
+        assert gs.read_blob(v1, "docs/x.md") == b"# x\n"  # read by a lab, cited by no page
+        assert not gs.has_object(blob(up, v1, "pkg/big.py"))  # still never transferred
+    finally:
+        gs.close()
+    assert "absent.py" not in err

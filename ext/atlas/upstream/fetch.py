@@ -61,6 +61,9 @@ class Needs:
     refs: dict[str, set[str]] = field(default_factory=dict)  # tag -> paths, fetched first
     sites: dict[str, list[str]] = field(default_factory=dict)  # rev -> ["page:line", ...]
     revs_of: dict[str, set[str]] = field(default_factory=dict)  # commit -> revs written for it
+    # Paths the labs may read at the pin (atlas.upstream.labpaths): fetched when the pin's tree
+    # has them, silently passed over when it does not.
+    lab_paths: frozenset[str] = frozenset()
 
     def add(self, commit: str, path: str | None = None) -> None:
         paths = self.paths.setdefault(commit, set())
@@ -131,8 +134,12 @@ def collect_needs(
         for name, up in registry.items()
         if up.pin and (wanted is None or name in wanted)
     }
+    from atlas.upstream.labpaths import lab_path_candidates
+
+    candidates = lab_path_candidates(book_root)
     for need in needs.values():
         need.add(need.upstream.pin or "")
+        need.lab_paths = candidates
     known = lock_revs(book_root)
     stores: dict[str, GitStore | None] = {}
     try:
@@ -369,6 +376,15 @@ def _fill(git_dir: Path, ours: bool, need: Needs, progress: Progress | None, qui
         result.missing_before += len(missing)
         result.unavailable += fetch_blobs(git_dir, sorted(missing), progress, quick)
         result.blobs += len(missing)
+    pin = up.pin
+    if need.lab_paths and pin and pin in paths:
+        # Files the labs read at the pin that no page cites: only those the tree really has.
+        blobs, _absent, missing = cited_blobs(git_dir, {pin: set(need.lab_paths)})
+        missing -= set(result.unavailable)
+        if missing:
+            result.missing_before += len(missing)
+            result.unavailable += fetch_blobs(git_dir, sorted(missing), progress, quick)
+            result.blobs += len(missing)
     result.blobs -= len(result.unavailable)
     size1, count1 = pack_bytes(git_dir)
     result.bytes, result.objects = size1 - size0, count1 - count0
