@@ -22,7 +22,10 @@ def build(src: Path, out: Path, *options: str) -> tuple[int, str]:
     cmd = [sys.executable, "-m", "sphinx", "-M", "html", str(src), str(out), *options]
     env = {**os.environ, "ATLAS_BOOK_CONF": str(REPO / "conf.py")}
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
-    return proc.returncode, re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + proc.stderr)
+    # Where the terminal looks capable (CI=true makes Sphinx colour its output), progress is
+    # redrawn in place: drop every escape sequence and turn carriage returns into line ends.
+    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", proc.stdout + proc.stderr)
+    return proc.returncode, text.replace("\r", "\n")
 
 
 def read_and_written(log: str) -> tuple[int, int]:
