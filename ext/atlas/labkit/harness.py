@@ -8,13 +8,50 @@ one per chapter, means every chapter's kernel is checked against the same plain 
 from __future__ import annotations
 
 import math
+import unittest
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+import atlas
 
 if TYPE_CHECKING:
     import torch
 
 GIB = 2**30  # bytes in a gibibyte: memory sizes in the book are binary units
 MIB = 2**20
+
+
+class UpstreamUnavailable(unittest.SkipTest):
+    """An upstream's objects at the pin cannot be read here (run ``make upstreams``); a lab that
+    needs them is skipped, visibly, with this message."""
+
+
+def read_upstream(name: str, path: str, *, label_with_path: bool = False) -> tuple[str, str]:
+    """The text of ``path`` in upstream ``name`` at its pin, and a label for messages:
+    ``name@sha8``, or ``name@sha8/path`` with ``label_with_path``.
+
+    One reader for every chapter's labs: the object stores never fetch on a read, so a file a
+    lab reads must be named as a literal path in the labkit for ``make upstreams`` to bring it
+    (:mod:`atlas.upstream.labpaths`).
+    """
+    try:
+        from atlas.upstream.gitstore import MissingObject, store_for
+        from atlas.upstream.registry import load_registry, object_store
+    except ImportError as exc:  # pragma: no cover - the book ships atlas.upstream
+        raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
+    root = Path(atlas.__file__).resolve().parents[2]
+    upstream = load_registry(root).get(name)
+    if upstream is None or upstream.pin is None:
+        raise UpstreamUnavailable(f"{name} is not registered with a pin in {root}")
+    git_dir = object_store(root, upstream)
+    if git_dir is None:
+        raise UpstreamUnavailable(f"no object store for {name}; run `make upstreams`")
+    try:
+        text = store_for(git_dir).read_blob(upstream.pin, path).decode()
+    except (MissingObject, FileNotFoundError) as exc:
+        raise UpstreamUnavailable(f"{name}@{upstream.pin[:8]} {path}: {exc}") from exc
+    label = f"{name}@{upstream.pin[:8]}"
+    return text, f"{label}/{path}" if label_with_path else label
 
 
 def causal_attention(

@@ -671,29 +671,7 @@ def measured_activation_bytes(
 # ---------------------------------------------------------------------------------------------
 
 
-class UpstreamUnavailable(unittest.SkipTest):
-    """An upstream's objects at the pin are missing here (run ``make upstreams``)."""
-
-
-def read_upstream(name: str, path: str) -> tuple[str, str]:
-    """The text of ``path`` in upstream ``name`` at its pin, and the label ``name@<sha>``."""
-    try:
-        from atlas.upstream.gitstore import MissingObject, store_for
-        from atlas.upstream.registry import load_registry, object_store
-    except ImportError as exc:  # pragma: no cover - the book ships atlas.upstream
-        raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
-    root = Path(atlas.__file__).resolve().parents[2]
-    upstream = load_registry(root).get(name)
-    if upstream is None or upstream.pin is None:
-        raise UpstreamUnavailable(f"{name} is not registered with a pin in {root}")
-    git_dir = object_store(root, upstream)
-    if git_dir is None:
-        raise UpstreamUnavailable(f"no object store for {name}; run `make upstreams`")
-    try:
-        text = store_for(git_dir).read_blob(upstream.pin, path).decode()
-    except (MissingObject, FileNotFoundError) as exc:
-        raise UpstreamUnavailable(f"{name}@{upstream.pin[:8]} {path}: {exc}") from exc
-    return text, f"{name}@{upstream.pin[:8]}"
+from atlas.labkit.harness import UpstreamUnavailable, read_upstream  # noqa: E402, F401
 
 
 def upstream_definitions(

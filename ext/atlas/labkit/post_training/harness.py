@@ -33,29 +33,10 @@ import torch
 import atlas
 
 
-class UpstreamUnavailable(unittest.SkipTest):
-    """An upstream's objects at the pin cannot be read here; the message says why."""
+from atlas.labkit.harness import UpstreamUnavailable  # noqa: E402  (one reader for all labs)
+from atlas.labkit.harness import read_upstream as _read_upstream  # noqa: E402
 
-
-def read_upstream(name: str, path: str) -> tuple[str, str]:
-    """The text of ``path`` in upstream ``name`` at its pin, and a label ``name@sha8/path``."""
-    try:
-        from atlas.upstream.gitstore import MissingObject, store_for
-        from atlas.upstream.registry import load_registry, object_store
-    except ImportError as exc:  # pragma: no cover - the book ships atlas.upstream
-        raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
-    root = Path(atlas.__file__).resolve().parents[2]
-    upstream = load_registry(root).get(name)
-    if upstream is None or upstream.pin is None:
-        raise UpstreamUnavailable(f"{name} is not registered with a pin in {root}")
-    git_dir = object_store(root, upstream)
-    if git_dir is None:
-        raise UpstreamUnavailable(f"no object store for {name}; run `make upstreams`")
-    try:
-        text = store_for(git_dir).read_blob(upstream.pin, path).decode()
-    except (MissingObject, FileNotFoundError) as exc:
-        raise UpstreamUnavailable(f"{name}@{upstream.pin[:8]} {path}: {exc}") from exc
-    return text, f"{name}@{upstream.pin[:8]}/{path}"
+read_upstream = functools.partial(_read_upstream, label_with_path=True)
 
 
 _DROPPED = ("torch.compile", "ray.remote", "trace_function")
