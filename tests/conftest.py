@@ -39,3 +39,23 @@ def fixture_git_config(monkeypatch) -> None:
     for key, value in git_env().items():
         if key.startswith("GIT_"):
             monkeypatch.setenv(key, value)
+
+
+# -- the demo upstream, shared by the upstream tests ---------------------------------------------
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """The ``demo`` fixture upstream (tests/upstream_demo.py). One per test module, not per
+    session: some tests write into its object store (fetch), and a module must not see what
+    another module's tests did to it."""
+    from upstream_demo import make_demo
+
+    return make_demo(tmp_path_factory.mktemp("demo") / "demo")
+
+
+@pytest.fixture
+def stores(tmp_path, demo) -> Path:
+    """An ``ATLAS_UPSTREAMS_ROOT`` folder holding ``demo.git`` (a link to the demo's git dir),
+    fresh for each test: tests that fetch into it do not leak into the next one."""
+    from gitfixtures import stores_dir
+
+    return stores_dir(tmp_path / "stores", {"demo": demo})

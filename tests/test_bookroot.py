@@ -12,26 +12,15 @@ import pytest
 from atlas import bookroot
 from atlas.refs import report
 from atlas.upstream import check, drift, fetch
-from gitfixtures import FixtureUpstream, make_book, stores_dir
-from upstream_demo import make_demo
+from gitfixtures import FixtureUpstream, make_book
 
 PAGE = "# Page\n\n```{upstream} demo pkg/net.py:8-9\n```\n"
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    return make_demo(tmp_path_factory.mktemp("demo") / "demo")
 
 
 @pytest.fixture
 def book(tmp_path, demo) -> Path:
     files = {"conf.py": "# settings\n", "source/index.md": PAGE, "source/ch/p.md": "# P\n"}
     return make_book(tmp_path / "book", files, {"demo": FixtureUpstream(demo, pin=demo.head)})
-
-
-@pytest.fixture
-def stores(tmp_path, demo) -> Path:
-    return stores_dir(tmp_path / "stores", {"demo": demo})
 
 
 def test_find_root_from_any_folder_inside_or_given(book, tmp_path) -> None:

@@ -3,23 +3,10 @@ moved onto them: the fix is one edit."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from atlas.upstream.check import main as upstream_main
 from atlas.upstream.resolve import ERROR, OK, Resolver
-from gitfixtures import FixtureUpstream, make_book, stores_dir
-from upstream_demo import make_demo
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    return make_demo(tmp_path_factory.mktemp("demo") / "demo")
-
-
-@pytest.fixture
-def stores(tmp_path, demo) -> Path:
-    return stores_dir(tmp_path / "stores", {"demo": demo})
+from gitfixtures import FixtureUpstream, make_book
 
 
 @pytest.fixture

@@ -7,38 +7,25 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from atlas.upstream.check import main as upstream_main
 from atlas.upstream.lock import LockError, load_lock
-from gitfixtures import FixtureUpstream, make_book, stores_dir
-from upstream_demo import make_demo
+from gitfixtures import FixtureUpstream
+from upstream_demo import upstream_book
 
-ROOTS = Path(__file__).resolve().parent / "roots"
 REPO = Path(__file__).resolve().parents[1]
 TWO = "# P\n\n```{upstream} demo pkg/net.py:8-9\n```\n\nSee {upstream}`demo pkg/net.py:1`.\n"
 ONE = "# P\n\n```{upstream} demo pkg/net.py:8-9\n```\n"
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    return make_demo(tmp_path_factory.mktemp("demo") / "demo")
-
-
-@pytest.fixture(scope="module")
-def stores(demo, tmp_path_factory) -> Path:
-    return stores_dir(tmp_path_factory.mktemp("stores"), {"demo": demo})
-
-
 @pytest.fixture
 def book(tmp_path, demo) -> Path:
-    root = tmp_path / "book"
-    shutil.copytree(ROOTS / "test-upstream", root)
-    (root / "index.md").unlink()
-    return make_book(root, {"index.md": TWO}, {"demo": FixtureUpstream(demo, pin=demo.head)})
+    return upstream_book(
+        tmp_path / "book", {"index.md": TWO}, {"demo": FixtureUpstream(demo, pin=demo.head)}
+    )
 
 
 def build(make_app, root: Path, stores: Path, frozen: bool = False, fresh: bool = False):

@@ -3,32 +3,22 @@
 from __future__ import annotations
 
 import re
-import shutil
 from html import unescape as html_unescape
 from pathlib import Path
 
-import pytest
-from gitfixtures import FixtureUpstream, make_book, stores_dir
-from upstream_demo import make_demo
+from gitfixtures import FixtureUpstream
+from upstream_demo import upstream_book
 
-ROOTS = Path(__file__).resolve().parent / "roots"
 PAGE = (
     "# P\n\nThe forward pass is {upstream}`demo pkg/net.py::Model.forward`; the module's "
     "first lines are {upstream}`demo pkg/net.py:8-9`.\n"
 )
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    return make_demo(tmp_path_factory.mktemp("demo") / "demo")
-
-
-def test_symbol_role_shows_path_and_symbol(make_app, tmp_path, demo) -> None:
-    root = tmp_path / "book"
-    shutil.copytree(ROOTS / "test-upstream", root)
-    (root / "index.md").unlink()
-    make_book(root, {"index.md": PAGE}, {"demo": FixtureUpstream(demo, pin=demo.head)})
-    stores = stores_dir(tmp_path / "stores", {"demo": demo})
+def test_symbol_role_shows_path_and_symbol(make_app, tmp_path, demo, stores) -> None:
+    root = upstream_book(
+        tmp_path / "book", {"index.md": PAGE}, {"demo": FixtureUpstream(demo, pin=demo.head)}
+    )
     app = make_app(
         "html", srcdir=root, freshenv=True, confoverrides={"atlas_upstreams_root": str(stores)}
     )

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from atlas.upstream.check import main
 from atlas.upstream.lock import load_lock, load_revs
-from gitfixtures import FixtureUpstream, make_book, stores_dir
-from upstream_demo import make_demo
+from gitfixtures import FixtureUpstream, make_book
 
 PAGE = """\
 # Page
@@ -29,21 +28,11 @@ See {upstream}`demo csrc/ops.cpp::ops::twice`.
 """
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    return make_demo(tmp_path_factory.mktemp("demo") / "demo")
-
-
 @pytest.fixture
 def book(tmp_path, demo) -> Path:
     return make_book(
         tmp_path / "book", {"source/page.md": PAGE}, {"demo": FixtureUpstream(demo, pin=demo.head)}
     )
-
-
-@pytest.fixture
-def stores(tmp_path, demo) -> Path:
-    return stores_dir(tmp_path / "stores", {"demo": demo})
 
 
 def run(capsys, *argv: str) -> tuple[int, str]:

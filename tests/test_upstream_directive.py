@@ -2,38 +2,23 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from pathlib import Path
 
-import pytest
-from gitfixtures import FixtureUpstream, make_book, stores_dir
-from upstream_demo import make_demo
+from gitfixtures import FixtureUpstream, stores_dir
+from upstream_demo import upstream_book
 
 ROOTS = Path(__file__).resolve().parent / "roots"
 VLLM_URL = "https://github.com/vllm-project/vllm"
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    return make_demo(tmp_path_factory.mktemp("demo") / "demo")
-
-
-@pytest.fixture(scope="module")
-def stores(demo, tmp_path_factory) -> Path:
-    return stores_dir(tmp_path_factory.mktemp("stores"), {"demo": demo})
-
-
 def make_fixture_book(
     tmp_path: Path, demo, pages: dict[str, str] | None = None, pin: str | None = None
 ) -> Path:
-    root = tmp_path / "book"
-    shutil.copytree(ROOTS / "test-upstream", root)
-    if pages is not None:
-        (root / "index.md").unlink()
-    make_book(root, pages or {}, {"demo": FixtureUpstream(demo, pin=pin or demo.head)})
-    return root
+    return upstream_book(
+        tmp_path / "book", pages, {"demo": FixtureUpstream(demo, pin=pin or demo.head)}
+    )
 
 
 _LIVE: list = []
@@ -85,18 +70,14 @@ def upstream_nodes(app, docname: str = "index") -> str:
 
 # -- the good page ----------------------------------------------------------------------------
 def test_every_selector_and_option_renders_with_upstream_numbers(
-    make_app, tmp_path, demo, stores
+    make_app, tmp_path, demo, stores, file_regression
 ) -> None:
     root = make_fixture_book(tmp_path, demo)
     app = build(make_app, root, stores)
     app.build()
     assert warnings_of(app) == []
-    snapshot = ROOTS / "test-upstream" / "index.doctree.txt"
-    got = upstream_nodes(app)
-    if not snapshot.exists() or os.environ.get("ATLAS_UPDATE_SNAPSHOTS"):
-        snapshot.write_text(got, encoding="utf-8")
-        pytest.fail(f"snapshot written to {snapshot}: review it and commit it")
-    assert got == snapshot.read_text(encoding="utf-8"), "doctree changed (ATLAS_UPDATE_SNAPSHOTS=1)"
+    # tests/test_upstream_directive/index_doctree.txt (`pytest --force-regen` rewrites it)
+    file_regression.check(upstream_nodes(app), basename="index_doctree", extension=".txt")
     html = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
     pin = demo.head
     # upstream numbering, caption and permalink
@@ -183,10 +164,7 @@ def test_each_bad_citation_is_one_error_at_its_line(make_app, tmp_path, demo, st
 
     page = error_page()
     role_line = page.splitlines().index(ROLE_LINE) + 1
-    root = tmp_path / "book"
-    shutil.copytree(ROOTS / "test-upstream", root)
-    (root / "index.md").write_text(page)
-    make_book(root, {}, {
+    root = upstream_book(tmp_path / "book", {"index.md": page}, {
         "demo": FixtureUpstream(demo, pin=demo.head),
         "vllm": FixtureUpstream(None, url=VLLM_URL, link_only_pin="156b1266"),
     })  # fmt: skip
@@ -300,11 +278,8 @@ def test_frozen_lock_refuses_new_citations(make_app, tmp_path, demo, stores) -> 
 
 
 def test_initialised_submodule_is_read_without_a_stores_folder(make_app, tmp_path, demo) -> None:
-    root = tmp_path / "book"
-    root.mkdir()
-    (root / "conf.py").write_text((ROOTS / "test-upstream" / "conf.py").read_text())
-    make_book(
-        root, {"index.md": "# P\n\n```{upstream} demo@v1 pkg/model.py::helper\n```\n"},
+    root = upstream_book(
+        tmp_path / "book", {"index.md": "# P\n\n```{upstream} demo@v1 pkg/model.py::helper\n```\n"},
         {"demo": FixtureUpstream(demo, pin=demo.head, init=True)},
     )  # fmt: skip
     app = build(make_app, root, None, confoverrides={"exclude_patterns": ["_build", "upstreams"]})
@@ -421,10 +396,9 @@ def test_typescript_and_rust_symbols_render_with_upstream_lines(make_app, tmp_pa
     ]
     page = "# P\n\n" + "".join(f"```{{upstream}} agentsrc {spec}\n```\n\n" for spec, _, _ in good)
     page += "```{upstream} agentsrc src/sandbox.rs::Sandbox::spwan\n```\n"
-    root = tmp_path / "book"
-    root.mkdir()
-    (root / "conf.py").write_text((ROOTS / "test-upstream" / "conf.py").read_text())
-    make_book(root, {"index.md": page}, {"agentsrc": FixtureUpstream(repo, pin=repo.head)})
+    root = upstream_book(
+        tmp_path / "book", {"index.md": page}, {"agentsrc": FixtureUpstream(repo, pin=repo.head)}
+    )
     app = build(make_app, root, stores)
     app.build()
     html = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")

@@ -21,8 +21,8 @@ from atlas.upstream.packages import (
     record_digest,
     verify_link,
 )
-from gitfixtures import FixtureUpstream, make_book, stores_dir
-from upstream_demo import make_demo
+from gitfixtures import FixtureUpstream, make_book
+from upstream_demo import upstream_book
 
 ROOTS = Path(__file__).resolve().parent / "roots"
 NAME = "fakepkg"
@@ -140,12 +140,7 @@ _LIVE: list = []
 
 
 def book(tmp_path: Path, page: str) -> Path:
-    root = tmp_path / "book"
-    shutil.copytree(ROOTS / "test-upstream", root)
-    (root / "index.md").write_text(page, encoding="utf-8")
-    (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
-    make_book(root, {}, {})
-    return root
+    return upstream_book(tmp_path / "book", {"index.md": page, "pyproject.toml": PYPROJECT})
 
 
 def build(make_app, root: Path, monkeypatch, site: Path | None, **overrides):
@@ -300,11 +295,6 @@ See {{upstream}}`{NAME} {NAME}/core.py:13`.
 """
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    return make_demo(tmp_path_factory.mktemp("demo") / "demo")
-
-
 def check_book(tmp_path: Path, demo, page: str = CHECK_PAGE) -> Path:
     conf = (ROOTS / "test-upstream" / "conf.py").read_text(encoding="utf-8")
     return make_book(
@@ -322,10 +312,9 @@ def run_check(capsys, *argv: str) -> tuple[int, str]:
 
 
 def test_check_and_lock_list_packages_with_git_upstreams(
-    capsys, tmp_path, demo, installed, monkeypatch
+    capsys, tmp_path, demo, stores, installed, monkeypatch
 ) -> None:
     root = check_book(tmp_path, demo)
-    stores = stores_dir(tmp_path / "stores", {"demo": demo})
     monkeypatch.setenv("ATLAS_PACKAGE_PATH", str(installed["1.0.0"]))
     args = ("--root", str(root), "--stores", str(stores))
     code, out = run_check(capsys, "lock", *args)

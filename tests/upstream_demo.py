@@ -1,12 +1,19 @@
 """The ``demo`` fixture upstream: our own small sources in Python, C++ and CUDA, over three
 commits (an edit that shifts lines, a rename), with symlinks, CJK comments, a file that looks
-like HTML, a long file and a binary one. Written for the tests; no upstream code."""
+like HTML, a long file and a binary one. Written for the tests; no upstream code.
+
+Also the fixture book that cites it (:func:`upstream_book`).
+"""
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
-from gitfixtures import Commit, FixtureRepo, Symlink, make_repo
+from gitfixtures import Commit, FixtureRepo, FixtureUpstream, Symlink, make_book, make_repo
+
+ROOTS = Path(__file__).resolve().parent / "roots"
 
 MODEL_V1 = '''\
 """A tiny model module written for the Atlas tests."""
@@ -151,3 +158,17 @@ def make_demo(path: Path, *, bare: bool = False) -> FixtureRepo:
         ],
         bare=bare,
     )
+
+
+def upstream_book(
+    path: Path,
+    pages: Mapping[str, str] | None = None,
+    upstreams: Mapping[str, FixtureUpstream] | None = None,
+) -> Path:
+    """A fixture book made from tests/roots/test-upstream (its conf.py loads the real book's
+    settings): that folder's index.md, or ``pages`` instead of it, and ``upstreams`` registered
+    as submodules. Returns the book's root (a git repository)."""
+    shutil.copytree(ROOTS / "test-upstream", path)
+    if pages is not None:
+        (path / "index.md").unlink()
+    return make_book(path, pages or {}, upstreams or {})
