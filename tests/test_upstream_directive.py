@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from gitfixtures import FixtureUpstream, stores_dir
-from upstream_demo import upstream_book
+from upstream_demo import make_polyglot, upstream_book
 
 ROOTS = Path(__file__).resolve().parent / "roots"
 VLLM_URL = "https://github.com/vllm-project/vllm"
@@ -333,56 +333,9 @@ def test_moving_a_pin_rereads_the_pages_that_cite_it(make_app, tmp_path, demo, s
     assert f"/blob/{demo.tags['v1']}/pkg/model.py#L1" in html
 
 
-# -- TypeScript and Rust symbols ----------------------------------------------------------------
-LOOP_TS = """\
-// loop.ts: a TypeScript fixture written for the Atlas tests
-export class Loop {
-  turns = 0;
-
-  async step(input: string): Promise<string> {
-    this.turns += 1;
-    return input;
-  }
-}
-
-export const dispatch = (name: string) => {
-  return name.length;
-};
-"""
-
-SANDBOX_RS = """\
-// sandbox.rs: a Rust fixture written for the Atlas tests
-pub struct Sandbox {
-    pid: u32,
-}
-
-impl Sandbox {
-    pub fn spawn() -> Self {
-        Sandbox { pid: 1 }
-    }
-}
-
-impl Drop for Sandbox {
-    fn drop(&mut self) {
-        self.pid = 0;
-    }
-}
-
-pub mod api {
-    pub fn boot() -> u32 {
-        7
-    }
-}
-"""
-
-
+# -- TypeScript and Rust symbols (tests/upstream_demo.py: make_polyglot) ---------------------
 def test_typescript_and_rust_symbols_render_with_upstream_lines(make_app, tmp_path) -> None:
-    from gitfixtures import Commit, make_repo
-
-    repo = make_repo(
-        tmp_path / "agentsrc",
-        [Commit({"src/loop.ts": LOOP_TS, "src/sandbox.rs": SANDBOX_RS}, message="agents")],
-    )
+    repo = make_polyglot(tmp_path / "agentsrc")
     stores = stores_dir(tmp_path / "stores", {"agentsrc": repo})
     good = [
         ("src/loop.ts::Loop", 2, 9),

@@ -2,7 +2,9 @@
 commits (an edit that shifts lines, a rename), with symlinks, CJK comments, a file that looks
 like HTML, a long file and a binary one. Written for the tests; no upstream code.
 
-Also the fixture book that cites it (:func:`upstream_book`).
+Also ``polyglot`` (:func:`make_polyglot`), one commit of TypeScript, Rust, C and nested Python
+for the symbol selectors of those languages, and the fixture book that cites them
+(:func:`upstream_book`).
 """
 
 from __future__ import annotations
@@ -158,6 +160,183 @@ def make_demo(path: Path, *, bare: bool = False) -> FixtureRepo:
         ],
         bare=bare,
     )
+
+
+LOOP_TS = """\
+// loop.ts: a TypeScript fixture written for the Atlas tests
+export class Loop {
+  turns = 0;
+
+  async step(input: string): Promise<string> {
+    this.turns += 1;
+    return input;
+  }
+}
+
+export const dispatch = (name: string) => {
+  return name.length;
+};
+"""
+
+SANDBOX_RS = """\
+// sandbox.rs: a Rust fixture written for the Atlas tests
+pub struct Sandbox {
+    pid: u32,
+}
+
+impl Sandbox {
+    pub fn spawn() -> Self {
+        Sandbox { pid: 1 }
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        self.pid = 0;
+    }
+}
+
+pub mod api {
+    pub fn boot() -> u32 {
+        7
+    }
+}
+"""
+
+TOOLS_TS = """\
+// tools.ts: TypeScript declarations of every kind a selector finds
+export interface Tool {
+  name: string;
+  run(input: string): string;
+}
+
+export type ToolName = "search" | "shell";
+
+export enum Mode {
+  Plan,
+  Act,
+}
+
+export namespace tools {
+  export function list(): ToolName[] {
+    return ["search", "shell"];
+  }
+}
+
+function logged(target: object, key: string): void {}
+
+export class Registry {
+  @logged
+  run(name: ToolName): string {
+    return name;
+  }
+}
+
+export function format(value: string): string;
+export function format(value: number): string;
+export function format(value: string | number): string {
+  return String(value);
+}
+"""
+
+BADGE_TSX = """\
+// badge.tsx: a TSX component
+export function Badge(props: { label: string }) {
+  return <span className="badge">{props.label}</span>;
+}
+"""
+
+CLAMP_MTS = """\
+// clamp.mts: an ES module in TypeScript
+export function clamp(x: number, lo: number, hi: number): number {
+  return Math.min(hi, Math.max(lo, x));
+}
+"""
+
+VM_RS = """\
+// vm.rs: Rust items of every kind a selector finds
+use std::fmt;
+
+pub const MAX_OPS: usize = 64;
+
+pub static NAME: &str = "vm";
+
+#[derive(Debug, Clone, Copy)]
+pub enum Op {
+    Push(i64),
+    Add,
+}
+
+macro_rules! op_count {
+    ($($op:expr),*) => { 0 $(+ { let _ = $op; 1 })* };
+}
+
+pub trait Run {
+    fn step(&mut self) -> bool;
+
+    fn go(&mut self) {
+        while self.step() {}
+    }
+}
+
+#[derive(Default)]
+pub struct Vm {
+    stack: Vec<i64>,
+}
+
+impl fmt::Display for Vm {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "vm[{}]", self.stack.len())
+    }
+}
+
+impl fmt::Debug for Vm {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{:?}", self.stack)
+    }
+}
+"""
+
+LIST_C = """\
+/* list.c: a C fixture */
+#include <stdlib.h>
+
+struct list {
+  int *items;
+  int len;
+};
+
+int list_push(struct list *l, int v) {
+  l->items[l->len++] = v;
+  return l->len;
+}
+"""
+
+OUTER_PY = """\
+\"\"\"Nested classes, for ::Outer.Inner.method.\"\"\"
+
+
+class Outer:
+    class Inner:
+        def method(self):
+            return "inner"
+"""
+
+
+def make_polyglot(path: Path) -> FixtureRepo:
+    """One commit of small sources in the other languages symbol selectors read: TypeScript
+    (.ts, .tsx, .mts), Rust, C, and a nested Python class. Our own code, written for the tests."""
+    files = {
+        "src/loop.ts": LOOP_TS,
+        "src/sandbox.rs": SANDBOX_RS,
+        "src/tools.ts": TOOLS_TS,
+        "src/badge.tsx": BADGE_TSX,
+        "src/clamp.mts": CLAMP_MTS,
+        "src/vm.rs": VM_RS,
+        "csrc/list.c": LIST_C,
+        "py/outer.py": OUTER_PY,
+    }
+    return make_repo(path, [Commit(files, message="polyglot")])
 
 
 def upstream_book(
