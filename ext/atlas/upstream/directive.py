@@ -20,6 +20,7 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from atlas.bookroot import set_source
 from atlas.upstream import lockcheck
+from atlas.upstream.permalink import COMMIT
 from atlas.upstream.resolve import (
     DRIFT,
     ERROR,
@@ -33,6 +34,9 @@ from atlas.upstream.state import upstream_state
 
 logger = logging.getLogger(__name__)
 REV_PREFIX = "rev:"
+# attributes of a citation's link (caption or role), read by atlas.latex.index
+CITED_UPSTREAM, CITED_PATH = "upstream", "upstream_path"
+CITED_COMMIT, CITED_LINES = "upstream_commit", "upstream_lines"
 ELISION = "\u22ee {n} lines not shown (L{a}\u2013L{b})"
 
 
@@ -100,13 +104,36 @@ def report(env: BuildEnvironment, res: Resolution, location: tuple[str, int], ki
     lockcheck.record(env, res, location[1])
 
 
+def citation_attributes(res: Resolution) -> dict[str, Any]:
+    """What other features read of a citation, as attributes of its link (the PDF's index,
+    :mod:`atlas.latex.index`): the caption's words may change, these do not.
+
+    ``upstream`` (its name), ``upstream_path`` (the path shown and linked), ``upstream_commit``
+    (the commit cited or read, when it is one: a package upstream is cited at a version) and
+    ``upstream_lines`` (first and last line, unless the whole file is cited)."""
+    assert res.spec is not None
+    found: dict[str, Any] = {CITED_UPSTREAM: res.spec.name, CITED_PATH: res.path}
+    rev = res.commit or res.spec.rev
+    if rev and COMMIT.match(rev):
+        found[CITED_COMMIT] = rev
+    if res.span and not res.whole_file:
+        found[CITED_LINES] = res.span
+    return found
+
+
 def caption_node(res: Resolution, title: str | None) -> nodes.caption:
     """The caption: optional title, then ``NAME@sha · path · L10–L40`` linking to GitHub.
 
     The link is a plain ``reference`` with ``refuri``, so LaTeX keeps it (footnote or URL).
     """
     label = res.caption()
-    ref = nodes.reference(label, label, refuri=res.permalink or "", classes=["upstream-permalink"])
+    ref = nodes.reference(
+        label,
+        label,
+        refuri=res.permalink or "",
+        classes=["upstream-permalink"],
+        **citation_attributes(res),
+    )
     children: list[nodes.Node] = []
     if title:
         children += [nodes.Text(title), nodes.Text(" \u2014 ")]
@@ -140,6 +167,21 @@ def code_blocks(res: Resolution, directive: SphinxDirective) -> list[nodes.Eleme
     return out
 
 
+def citation_block(
+    res: Resolution, directive: SphinxDirective, title: str | None
+) -> nodes.container:
+    """A resolved citation as the reader sees it: the caption, then the numbered code."""
+    wrapper = nodes.container(
+        "",
+        literal_block=True,
+        classes=["literal-block-wrapper", "upstream-block", *directive.options.get("class", [])],
+    )
+    wrapper += caption_node(res, title)
+    wrapper += code_blocks(res, directive)
+    directive.set_source_info(wrapper)
+    return wrapper
+
+
 def placeholder(res: Resolution) -> nodes.admonition:
     """What a reader sees when the objects are absent: the citation and its permalink."""
     box = nodes.admonition(classes=["upstream-missing", "warning"])
@@ -148,8 +190,9 @@ def placeholder(res: Resolution) -> nodes.admonition:
     label = res.caption()
     para += nodes.literal(label, label)
     package = getattr(res.upstream, "kind", "git") == "package"
+    requirement = getattr(res.upstream, "requirement", "")  # a package upstream's
     para += nodes.Text(
-        f" is not shown because the package {res.upstream.requirement} is not installed here. "  # type: ignore[union-attr]
+        f" is not shown because the package {requirement} is not installed here. "
         if package
         else " is not shown because the upstream's git objects are absent here. "
     )
@@ -201,14 +244,7 @@ class UpstreamDirective(SphinxDirective):
             return []
         if res.status == MISSING:
             return [placeholder(res)]
-        wrapper = nodes.container(
-            "",
-            literal_block=True,
-            classes=["literal-block-wrapper", "upstream-block", *self.options.get("class", [])],
-        )
-        wrapper += caption_node(res, self.options.get("caption"))
-        wrapper += code_blocks(res, self)
-        self.set_source_info(wrapper)
+        wrapper = citation_block(res, self, self.options.get("caption"))
         self.add_name(wrapper)
         return [wrapper]
 
@@ -230,7 +266,11 @@ class UpstreamRole(SphinxRole):
         spec = res.spec
         label = f"{spec.path}{spec.selector}" if spec.is_symbol else res.label()
         ref = nodes.reference(
-            self.rawtext, "", refuri=res.permalink or "", classes=["upstream-ref"]
+            self.rawtext,
+            "",
+            refuri=res.permalink or "",
+            classes=["upstream-ref"],
+            **citation_attributes(res),
         )
         ref["reftitle"] = res.caption()
         ref += nodes.literal(label, label)
