@@ -84,7 +84,7 @@ def test_long_code_lines_wrap_inside_the_page(pdf: dict) -> None:
 
 def test_caption_names_the_citation_and_footnotes_the_permalink(pdf: dict) -> None:
     text = " ".join(pdf["text"].split())
-    assert "Listing 1.1: fixture@0123abc · fixture/attention.py · L41–L47" in text
+    assert "Listing 1.1: fixture@0123abcd · fixture/attention.py · L41–L47" in text
     # the permalink is printed in full as a footnote (a printout has no hyperlinks)
     url = "https://example.org/fixture/blob/0123abcdef/fixture/attention.py#L41-L47"
     assert url in text.replace(" ", "")

@@ -317,6 +317,23 @@ def test_latex_caption_keeps_the_permalink(make_app, tmp_path, demo, stores) -> 
     assert "firstnumber=8" in tex  # upstream numbering in the PDF too
 
 
+def test_the_pdf_index_lists_every_cited_file(make_app, tmp_path, demo, stores) -> None:
+    """Each citation at a commit, block or inline, adds an index entry under its upstream and
+    file (atlas.latex.index reads them from the citation's attributes): an empty index fails."""
+    page = (
+        "# P\n\n```{upstream} demo pkg/net.py:8-9\n:caption: A title before the citation\n```\n\n"
+        "See {upstream}`demo@v1 pkg/model.py:1-2`.\n"
+    )
+    root = make_fixture_book(tmp_path, demo, {"index.md": page})
+    overrides = {"atlas_upstreams_root": str(stores)}
+    app = make_app("latex", srcdir=root, freshenv=True, confoverrides=overrides)
+    app.build()
+    tex = next(Path(app.outdir).glob("*.tex")).read_text(encoding="utf-8")
+    assert warnings_of(app) == []
+    files = re.findall(r"\\index\{demo \(upstream code\)@[^!]*!([^@]*)@", tex)
+    assert files == ["pkg/net.py", "pkg/model.py"], tex
+
+
 def test_moving_a_pin_rereads_the_pages_that_cite_it(make_app, tmp_path, demo, stores) -> None:
     from gitfixtures import git
 

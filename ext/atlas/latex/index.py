@@ -1,37 +1,45 @@
 """An index of the code the book cites, for the PDF's index pages.
 
-A printed book is searched through its index. Every upstream citation (a quoted block, or an
-inline ``{upstream}`` link) adds an entry ``NAME (upstream code)`` / ``PATH``, so a reader
-finds every page that quotes or points at a file. Entries come from what the ``upstream``
-directive renders: a caption (or inline) reference of class ``upstream-permalink`` (or
-``upstream-ref``) whose text begins ``NAME@SHA`` (the role's title holds that label) and whose
-URI is a GitHub permalink ``.../blob/SHA/PATH#L..``. Other references are left alone.
+A printed book is searched through its index. Every upstream citation at a commit (a quoted
+block, or an inline ``{upstream}`` link) adds an entry ``NAME (upstream code)`` / ``PATH``, so
+a reader finds every page that quotes or points at a file. Entries come from the structured
+attributes the ``upstream`` directive and role put on the citation's link
+(:func:`atlas.upstream.directive.citation_attributes`), never from its rendered caption or URL:
+rewording the caption cannot empty the index. Other references are left alone.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
-from urllib.parse import unquote
 
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
-BLOB_PATH = re.compile(r"/blob/[0-9a-fA-F]{7,40}/([^#?]+)")
-NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)@[0-9a-fA-F]{7,40}\b")
+from atlas.upstream.directive import CITED_COMMIT, CITED_PATH, CITED_UPSTREAM
 
 
-def citation_entry(label: str, uri: str) -> str | None:
-    """``"megatron (upstream code); megatron/core/x.py"``, or None if this is no citation."""
-    name, path = NAME.match(label), BLOB_PATH.search(uri)
-    if name is None or path is None:
+def citation_entry(ref: nodes.Element) -> str | None:
+    """``"megatron (upstream code); megatron/core/x.py"``, or None if ``ref`` is no citation
+    at a commit."""
+    name, path = ref.get(CITED_UPSTREAM), ref.get(CITED_PATH)
+    if not (name and path and ref.get(CITED_COMMIT)):
         return None
-    return f"{name.group(1)} (upstream code); {unquote(path.group(1))}"
+    return f"{name} (upstream code); {path}"
 
 
 def _index(entry: str, inline: bool) -> addnodes.index:
     return addnodes.index(entries=[("single", entry, "", False, None)], inline=inline)
+
+
+def _code_block(ref: nodes.Element) -> nodes.Element | None:
+    """The literal-block container whose caption holds ``ref``."""
+    block = ref.parent
+    while block is not None and not (
+        isinstance(block, nodes.container) and block.get("literal_block")
+    ):
+        block = block.parent
+    return block
 
 
 class CitedCodeIndex(SphinxPostTransform):
@@ -40,17 +48,13 @@ class CitedCodeIndex(SphinxPostTransform):
 
     def run(self, **kwargs: Any) -> None:
         for ref in list(self.document.findall(nodes.reference)):
+            entry = citation_entry(ref)
+            if entry is None:
+                continue
             classes = ref.get("classes", [])
-            if "upstream-permalink" in classes:
-                entry = citation_entry(ref.astext(), ref.get("refuri", ""))
-                block = ref.parent
-                while block is not None and not (
-                    isinstance(block, nodes.container) and block.get("literal_block")
-                ):
-                    block = block.parent
-                if entry and block is not None and block.parent is not None:
+            if "upstream-permalink" in classes:  # a quoted block's caption: before the block
+                block = _code_block(ref)
+                if block is not None and block.parent is not None:
                     block.parent.insert(block.parent.index(block), _index(entry, inline=False))
-            elif "upstream-ref" in classes:
-                entry = citation_entry(ref.get("reftitle", ""), ref.get("refuri", ""))
-                if entry:
-                    ref.parent.insert(ref.parent.index(ref) + 1, _index(entry, inline=True))
+            elif "upstream-ref" in classes:  # an inline link: right after it
+                ref.parent.insert(ref.parent.index(ref) + 1, _index(entry, inline=True))

@@ -2,7 +2,8 @@
 
 - :mod:`atlas.refs.checks`: errors for a missing cited key, an entry without url, a malformed
   arXiv identifier, a raw link to a paper the bibliography holds.
-- :mod:`atlas.refs.directive`: ``chapter-references``, the works cited in a chapter.
+- :mod:`atlas.refs.directive`: ``chapter-references``, the works cited in a chapter;
+  :mod:`atlas.refs.state` re-reads it when its folder gains or loses a page.
 - :mod:`atlas.refs.linkcheck`: the ``linkcheck`` builder with pacing, back-off, a cache and
   pinned GitHub links verified from git objects; :mod:`atlas.refs.report` prints its report.
 """
@@ -12,30 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from sphinx.application import Sphinx
-from sphinx.environment import BuildEnvironment
-
-
-def _chapter_docs_changed(
-    app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
-) -> list[str]:
-    """Re-read chapter indexes when a page joins or leaves their folder (their filter lists it)."""
-    if not (added or removed):
-        return []
-    folders = {d.rpartition("/")[0] for d in added | removed}
-    return [
-        doc
-        for doc in getattr(env, "atlas_chapter_references", set())
-        if doc in env.found_docs and doc.rpartition("/")[0] in folders
-    ]
-
-
-def _merge(app: Sphinx, env: BuildEnvironment, docnames: set[str], other: BuildEnvironment) -> None:
-    mine = getattr(env, "atlas_chapter_references", set())
-    env.atlas_chapter_references = mine | getattr(other, "atlas_chapter_references", set())
-
-
-def _purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
-    getattr(env, "atlas_chapter_references", set()).discard(docname)
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
@@ -48,6 +25,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     )
     from atlas.refs.directive import ChapterReferences
     from atlas.refs.linkcheck import AtlasLinkcheckBuilder
+    from atlas.refs.state import RefsCollector
 
     app.setup_extension("sphinxcontrib.bibtex")
     app.add_directive("chapter-references", ChapterReferences)
@@ -56,9 +34,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", quiet_duplicate_key_warnings, priority=100)  # before bibtex
     app.connect("doctree-read", check_page)
     app.connect("env-check-consistency", check_one_citation_list)
-    app.connect("env-get-outdated", _chapter_docs_changed)
-    app.connect("env-merge-info", _merge)
-    app.connect("env-purge-doc", _purge)
+    app.add_env_collector(RefsCollector)
 
     app.add_builder(AtlasLinkcheckBuilder, override=True)
     # Days a link-check answer is reused without asking the host again (0: never reuse).
@@ -78,4 +54,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # The git repository whose .gitmodules registers the upstreams ("": atlas_book_root, else
     # the conf.py folder).
     app.add_config_value("atlas_linkcheck_repo", "", "", types=frozenset({str}))
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: bump when RefsState changes shape.
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from docutils import nodes
 from sphinxcontrib.bibtex.directives import BibliographyDirective
 
+from atlas.refs.state import refs_state
+
 
 class ChapterReferences(BibliographyDirective):
     def run(self) -> Sequence[nodes.Node]:
@@ -25,7 +27,5 @@ class ChapterReferences(BibliographyDirective):
         names = ", ".join(repr(d) for d in chapter)
         self.options.setdefault("filter", f"docnames & {{{names}}}")
         self.options.setdefault("list", "bullet")
-        env.atlas_chapter_references = getattr(env, "atlas_chapter_references", set()) | {
-            env.docname
-        }
+        refs_state(env).chapter_lists.add(env.docname)
         return super().run()

@@ -10,24 +10,15 @@ each verified against its RECORD hash (:func:`atlas.upstream.packages.verify_lin
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote
+from typing import TYPE_CHECKING
 
-PINNED = re.compile(
-    r"^https://github\.com/(?P<slug>[\w.-]+/[\w.-]+)/(?P<kind>blob|tree)/(?P<commit>[0-9a-fA-F]{7,40})"
-    r"/(?P<path>[^#?]+?)/?(?:#L(?P<start>\d+)(?:C\d+)?(?:-L(?P<end>\d+)(?:C\d+)?)?|#[^#]*)?$"
-)
+from atlas.upstream.permalink import parse
+from atlas.upstream.select import line_count
 
-
-@dataclass(frozen=True)
-class PinnedLink:
-    slug: str
-    kind: str
-    commit: str
-    path: str
-    lines: tuple[int, int] | None
+if TYPE_CHECKING:
+    from atlas.upstream.registry import Upstream
 
 
 @dataclass(frozen=True)
@@ -38,31 +29,14 @@ class Verdict:
     message: str
 
 
-def parse(uri: str) -> PinnedLink | None:
-    match = PINNED.match(uri)
-    if match is None:
-        return None
-    lines = None
-    if match["start"]:
-        start = int(match["start"])
-        lines = (start, int(match["end"] or start))
-    return PinnedLink(
-        match["slug"], match["kind"], match["commit"].lower(), unquote(match["path"]), lines
-    )
-
-
-def count_lines(data: bytes) -> int:
-    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-
-
 class Verifier:
     """Answers pinned GitHub links from the object stores of the book's registered upstreams."""
 
     def __init__(self, book_root: Path) -> None:
         self.book_root = Path(book_root)
-        self._by_slug: dict[str, object] | None = None
+        self._by_slug: dict[str, Upstream] | None = None
 
-    def _upstreams(self) -> dict[str, object]:
+    def _upstreams(self) -> dict[str, Upstream]:
         if self._by_slug is None:
             try:
                 from atlas.upstream.registry import load_registry
@@ -84,7 +58,8 @@ class Verifier:
         if found is not None:
             return Verdict(*found)
         link = parse(uri)
-        if link is None:
+        sha = link.commit if link else None
+        if link is None or sha is None:  # not GitHub, or at a tag or branch: checked online
             return None
         upstream = self._upstreams().get(link.slug.lower())
         if upstream is None:
@@ -92,23 +67,22 @@ class Verifier:
         from atlas.upstream.gitstore import GitStoreError, MissingObject, UnsafePath, store_for
         from atlas.upstream.registry import object_store
 
-        name = upstream.name  # type: ignore[attr-defined]
-        git_dir = object_store(self.book_root, upstream)  # type: ignore[arg-type]
+        name = upstream.name
+        git_dir = object_store(self.book_root, upstream)
         if git_dir is None:
             why = (
                 "is link-only (too large to fetch): checked online"
-                if upstream.pin is None  # type: ignore[attr-defined]
+                if upstream.pin is None
                 else "has no local objects (make upstreams)"
             )
             return Verdict(None, f"unverified offline: upstream '{name}' {why}")
-        where = f"{name}@{link.commit[:12]}"
+        where = f"{name}@{sha[:12]}"
         try:
             store = store_for(git_dir)
-            commit = store.resolve(link.commit)
+            commit = store.resolve(sha)
             if commit is None:
                 return Verdict(
-                    None,
-                    f"unverified offline: commit {link.commit} is not in the objects of '{name}'",
+                    None, f"unverified offline: commit {sha} is not in the objects of '{name}'"
                 )
             found = store.tree_entry(commit, link.path)
             if found is None:
@@ -126,7 +100,7 @@ class Verifier:
                 return Verdict(False, f"{link.path} is a {kind}, not a file, at {where}")
             if link.lines is None:
                 return Verdict(True, f"{link.path} exists at {where}")
-            total = count_lines(store.read_blob(commit, link.path))
+            total = line_count(store.read_blob(commit, link.path))
         except MissingObject as exc:
             return Verdict(None, f"unverified offline: {exc}")
         except (UnsafePath, LookupError) as exc:

@@ -25,6 +25,7 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 from sphinx.util.osutil import relative_uri
 
 from atlas.labs.imports import LABKIT
+from atlas.teach.state import teach_state
 from atlas.upstream.select import (
     Segment,
     SelectError,
@@ -175,10 +176,7 @@ def _note_error(env: Any, location: tuple[str, int], raw: str, message: str) -> 
     logger.error(
         "labcode '%s': %s", raw, message, location=location, type="labcode", subtype="error"
     )
-    errors = getattr(env, "atlas_labcode_errors", None)
-    if errors is None:
-        errors = env.atlas_labcode_errors = {}
-    errors.setdefault(location[0], []).append(location[1])
+    teach_state(env).labcode_errors.setdefault(location[0], []).append(location[1])
 
 
 def labcode_root(env: Any) -> Path:

@@ -13,16 +13,17 @@ topic: the book's interview-question bank.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
-from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
+
+from atlas.project.envstate import PageState, StateCollector, state_of
 
 logger = logging.getLogger(__name__)
 LABEL = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -57,11 +58,16 @@ class problem_index_node(nodes.General, nodes.Element):  # noqa: N801 - docutils
     """Placeholder for the list of every problem; filled at ``doctree-resolved``."""
 
 
-def _store(env: BuildEnvironment) -> tuple[dict[str, list[ProblemInfo]], set[str]]:
-    if not hasattr(env, "atlas_problems"):
-        env.atlas_problems = {}  # docname -> [ProblemInfo]
-        env.atlas_problem_indexes = set()  # docnames holding a problem-index
-    return env.atlas_problems, env.atlas_problem_indexes
+@dataclass
+class ProblemsState(PageState):
+    """The book's problems as the build remembers them (see :mod:`atlas.project.envstate`)."""
+
+    problems: dict[str, list[ProblemInfo]] = field(default_factory=dict)  # docname -> its problems
+    indexes: set[str] = field(default_factory=set)  # docnames holding a problem-index
+
+
+def problems_state(env: BuildEnvironment) -> ProblemsState:
+    return state_of(env, ProblemsState)
 
 
 class ProblemDirective(SphinxDirective):
@@ -176,27 +182,14 @@ class ProblemIndexDirective(SphinxDirective):
         return [node]
 
 
-class ProblemsCollector(EnvironmentCollector):
+class ProblemsCollector(StateCollector):
     """Each page's problems, merged across parallel readers."""
 
-    def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
-        problems, indexes = _store(env)
-        problems.pop(docname, None)
-        indexes.discard(docname)
-
-    def merge_other(
-        self, app: Sphinx, env: BuildEnvironment, docnames: set[str], other: BuildEnvironment
-    ) -> None:
-        problems, indexes = _store(env)
-        theirs, their_indexes = _store(other)
-        for docname in docnames:
-            if docname in theirs:
-                problems[docname] = theirs[docname]
-            if docname in their_indexes:
-                indexes.add(docname)
+    state = ProblemsState
 
     def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
-        problems, indexes = _store(app.env)
+        state = problems_state(app.env)
+        problems, indexes = state.problems, state.indexes
         found = [
             node["atlas_problem"]
             for node in doctree.findall(nodes.admonition)
@@ -210,7 +203,7 @@ class ProblemsCollector(EnvironmentCollector):
 
 def check_labels(app: Sphinx, env: BuildEnvironment) -> None:
     """A label names one problem in the whole book (the index and the PDF link by it)."""
-    problems, _ = _store(env)
+    problems = problems_state(env).problems
     seen: dict[str, ProblemInfo] = {}
     for docname in sorted(problems):
         for info in problems[docname]:
@@ -228,7 +221,7 @@ def outdated_indexes(
     app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
 ) -> list[str]:
     """Rewrite the index page whenever any page changes (problems added, titles changed)."""
-    _, indexes = _store(env)
+    indexes = problems_state(env).indexes
     return sorted(indexes) if added or changed or removed else []
 
 
@@ -256,7 +249,7 @@ def book_order(env: BuildEnvironment, root: str) -> tuple[list[str], dict[str, s
 def build_index(app: Sphinx, fromdocname: str) -> list[nodes.Node]:
     """One rubric per chapter; under it one line per topic with its problems, linked."""
     env = app.env
-    problems, _ = _store(env)
+    problems = problems_state(env).problems
     if not problems:
         return [nodes.paragraph("", "This book has no problems yet.")]
     order, chapter_of = book_order(env, app.config.root_doc)

@@ -24,6 +24,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from atlas.labs.imports import PACKAGE, closure, module_file, source_imports
+from atlas.teach.state import teach_state
 
 logger = logging.getLogger(__name__)
 HARNESS_MODULES = frozenset({f"{PACKAGE}.ranks"})
@@ -187,5 +188,4 @@ def check_page(app: Sphinx, doctree: nodes.document) -> None:
             type="teach",
             subtype="unshown",
         )
-        errors = env.atlas_teach_errors  # type: ignore[attr-defined]
-        errors.setdefault(env.docname, []).append(item.line)
+        teach_state(env).unshown.setdefault(env.docname, []).append(item.line)

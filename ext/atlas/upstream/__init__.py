@@ -4,8 +4,9 @@ Modules, one job each: ``registry`` (upstreams from .gitmodules and gitlinks), `
 (object reads through one ``cat-file`` pipe), ``spec`` (the citation grammar), ``symbols``
 (Python/C/C++/CUDA definitions), ``select`` (selector and option filters, upstream numbering),
 ``cache`` (snippets_cache), ``lock`` (upstreams.lock), ``resolve`` (one citation, start to
-end), ``directive`` (the Sphinx directive and role), ``citations`` (scan pages without Sphinx),
-``check`` (``python -m atlas.upstream check`` and ``lock``).
+end), ``directive`` (the Sphinx directive and role), ``state`` (what a build remembers per
+page), ``permalink`` (GitHub permalinks, built and parsed in one place), ``citations`` (scan
+pages without Sphinx), ``check`` (``python -m atlas.upstream check`` and ``lock``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def _builder_inited(app: Sphinx) -> None:
 def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.upstream import directive as d
     from atlas.upstream.gitstore import close_all
+    from atlas.upstream.state import UpstreamCollector
 
     # Folder of extra object stores (NAME.git), searched first; $ATLAS_UPSTREAMS_ROOT if unset.
     app.add_config_value("atlas_upstreams_root", None, "env", types=(str, type(None)))
@@ -53,10 +55,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_css_file("atlas-upstream.css")
     app.connect("config-inited", _config_inited)
     app.connect("builder-inited", _builder_inited)
-    app.connect("env-before-read-docs", d.env_init)
-    app.connect("env-purge-doc", d.purge_doc)
-    app.connect("env-merge-info", d.merge_info)
-    app.connect("env-get-outdated", d.outdated)
+    app.add_env_collector(UpstreamCollector)
     app.connect("build-finished", d.build_finished)
     app.connect("build-finished", lambda app, exc: close_all(), priority=900)
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}
+    # env_version: bump when UpstreamState changes shape (Sphinx then re-reads every page).
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 3}

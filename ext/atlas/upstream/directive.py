@@ -20,6 +20,7 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from atlas.bookroot import set_source
 from atlas.upstream import lockcheck
+from atlas.upstream.permalink import COMMIT
 from atlas.upstream.resolve import (
     DRIFT,
     ERROR,
@@ -29,9 +30,13 @@ from atlas.upstream.resolve import (
     Resolver,
     default_resolver,
 )
+from atlas.upstream.state import upstream_state
 
 logger = logging.getLogger(__name__)
 REV_PREFIX = "rev:"
+# attributes of a citation's link (caption or role), read by atlas.latex.index
+CITED_UPSTREAM, CITED_PATH = "upstream", "upstream_path"
+CITED_COMMIT, CITED_LINES = "upstream_commit", "upstream_lines"
 ELISION = "\u22ee {n} lines not shown (L{a}\u2013L{b})"
 
 
@@ -76,29 +81,44 @@ def make_resolver(app: Sphinx) -> Resolver:
 def report(env: BuildEnvironment, res: Resolution, location: tuple[str, int], kind: str) -> None:
     """Log the outcome (error, drift, missing) and remember errors and new lock entries."""
     docname = env.docname
+    state = upstream_state(env)
     if res.status in (ERROR, DRIFT):
         subtype = "drift" if res.status == DRIFT else "error"
         logger.error(
             "upstream %s '%s': %s", kind, res.raw, res.message,
             location=location, type="upstream", subtype=subtype,
         )  # fmt: skip
-        errors = env.atlas_upstream_errors  # type: ignore[attr-defined]
-        errors.setdefault(docname, []).append((location[1], f"{res.raw}: {res.message}"))
+        state.errors.setdefault(docname, []).append((location[1], f"{res.raw}: {res.message}"))
     elif res.status == MISSING:
         logger.warning(
             "upstream %s '%s': %s", kind, res.raw, res.message,
             location=location, type="upstream", subtype="missing",
         )  # fmt: skip
-        env.atlas_upstream_missing.add(docname)  # type: ignore[attr-defined]
+        state.missing.add(docname)
     if res.upstream is not None:  # the page depends on this upstream's pin (see outdated)
-        pins = env.atlas_upstream_pins  # type: ignore[attr-defined]
-        pins.setdefault(docname, {})[res.upstream.name] = res.upstream.pin
-    new = env.atlas_upstream_new  # type: ignore[attr-defined]
+        state.pins.setdefault(docname, {})[res.upstream.name] = res.upstream.pin
     if res.new_entry and res.key and res.entry:
-        new.setdefault(docname, {})[res.key] = (res.entry.blob, res.entry.sha256)
+        state.new.setdefault(docname, {})[res.key] = (res.entry.blob, res.entry.sha256)
     if res.rev_key and res.commit and res.status in (OK, DRIFT):
-        new.setdefault(docname, {})[REV_PREFIX + res.rev_key] = (res.commit, "")
+        state.new.setdefault(docname, {})[REV_PREFIX + res.rev_key] = (res.commit, "")
     lockcheck.record(env, res, location[1])
+
+
+def citation_attributes(res: Resolution) -> dict[str, Any]:
+    """What other features read of a citation, as attributes of its link (the PDF's index,
+    :mod:`atlas.latex.index`): the caption's words may change, these do not.
+
+    ``upstream`` (its name), ``upstream_path`` (the path shown and linked), ``upstream_commit``
+    (the commit cited or read, when it is one: a package upstream is cited at a version) and
+    ``upstream_lines`` (first and last line, unless the whole file is cited)."""
+    assert res.spec is not None
+    found: dict[str, Any] = {CITED_UPSTREAM: res.spec.name, CITED_PATH: res.path}
+    rev = res.commit or res.spec.rev
+    if rev and COMMIT.match(rev):
+        found[CITED_COMMIT] = rev
+    if res.span and not res.whole_file:
+        found[CITED_LINES] = res.span
+    return found
 
 
 def caption_node(res: Resolution, title: str | None) -> nodes.caption:
@@ -107,7 +127,13 @@ def caption_node(res: Resolution, title: str | None) -> nodes.caption:
     The link is a plain ``reference`` with ``refuri``, so LaTeX keeps it (footnote or URL).
     """
     label = res.caption()
-    ref = nodes.reference(label, label, refuri=res.permalink or "", classes=["upstream-permalink"])
+    ref = nodes.reference(
+        label,
+        label,
+        refuri=res.permalink or "",
+        classes=["upstream-permalink"],
+        **citation_attributes(res),
+    )
     children: list[nodes.Node] = []
     if title:
         children += [nodes.Text(title), nodes.Text(" \u2014 ")]
@@ -141,6 +167,21 @@ def code_blocks(res: Resolution, directive: SphinxDirective) -> list[nodes.Eleme
     return out
 
 
+def citation_block(
+    res: Resolution, directive: SphinxDirective, title: str | None
+) -> nodes.container:
+    """A resolved citation as the reader sees it: the caption, then the numbered code."""
+    wrapper = nodes.container(
+        "",
+        literal_block=True,
+        classes=["literal-block-wrapper", "upstream-block", *directive.options.get("class", [])],
+    )
+    wrapper += caption_node(res, title)
+    wrapper += code_blocks(res, directive)
+    directive.set_source_info(wrapper)
+    return wrapper
+
+
 def placeholder(res: Resolution) -> nodes.admonition:
     """What a reader sees when the objects are absent: the citation and its permalink."""
     box = nodes.admonition(classes=["upstream-missing", "warning"])
@@ -149,8 +190,9 @@ def placeholder(res: Resolution) -> nodes.admonition:
     label = res.caption()
     para += nodes.literal(label, label)
     package = getattr(res.upstream, "kind", "git") == "package"
+    requirement = getattr(res.upstream, "requirement", "")  # a package upstream's
     para += nodes.Text(
-        f" is not shown because the package {res.upstream.requirement} is not installed here. "  # type: ignore[union-attr]
+        f" is not shown because the package {requirement} is not installed here. "
         if package
         else " is not shown because the upstream's git objects are absent here. "
     )
@@ -202,14 +244,7 @@ class UpstreamDirective(SphinxDirective):
             return []
         if res.status == MISSING:
             return [placeholder(res)]
-        wrapper = nodes.container(
-            "",
-            literal_block=True,
-            classes=["literal-block-wrapper", "upstream-block", *self.options.get("class", [])],
-        )
-        wrapper += caption_node(res, self.options.get("caption"))
-        wrapper += code_blocks(res, self)
-        self.set_source_info(wrapper)
+        wrapper = citation_block(res, self, self.options.get("caption"))
         self.add_name(wrapper)
         return [wrapper]
 
@@ -231,7 +266,11 @@ class UpstreamRole(SphinxRole):
         spec = res.spec
         label = f"{spec.path}{spec.selector}" if spec.is_symbol else res.label()
         ref = nodes.reference(
-            self.rawtext, "", refuri=res.permalink or "", classes=["upstream-ref"]
+            self.rawtext,
+            "",
+            refuri=res.permalink or "",
+            classes=["upstream-ref"],
+            **citation_attributes(res),
         )
         ref["reftitle"] = res.caption()
         ref += nodes.literal(label, label)
@@ -244,107 +283,27 @@ class UpstreamRole(SphinxRole):
         to find the line that holds the role, so errors point where ``check`` points."""
         source, line = self.get_source_info()
         first = self.text.strip().splitlines()[0] if self.text.strip() else ""
-        lines = _page_lines(str(source)) if source else []
+        lines = _page_lines(self.env, str(source)) if source else []
         for i in range(max(line - 1, 0), min(len(lines), max(line - 1, 0) + 500)):
             if first and first in lines[i]:
                 return self.env.docname, i + 1
         return self.env.docname, line
 
 
-_PAGES: dict[str, list[str]] = {}
+PAGE_LINES = "atlas_upstream_page_lines"  # temp_data: (source, its lines), for one page
 
 
-def _page_lines(source: str) -> list[str]:
-    if source not in _PAGES:
+def _page_lines(env: BuildEnvironment, source: str) -> list[str]:
+    """The lines of the source being read, read once per page. Kept in ``env.temp_data``, which
+    Sphinx empties after each page, so nothing outlives the page (or goes stale)."""
+    cached = env.temp_data.get(PAGE_LINES)
+    if cached is None or cached[0] != source:
         try:
-            _PAGES[source] = Path(source).read_text(encoding="utf-8").splitlines()
+            lines = Path(source).read_text(encoding="utf-8").splitlines()
         except OSError:
-            _PAGES[source] = []
-    return _PAGES[source]
-
-
-# -- environment: errors and new lock entries survive -j and incremental builds --------------
-DOC_MAPS = ("atlas_upstream_errors", "atlas_upstream_new", "atlas_upstream_pins", lockcheck.KEYS)
-
-
-def env_init(app: Sphinx, env: BuildEnvironment, docnames: list[str] | None = None) -> None:
-    for attr in DOC_MAPS:
-        if not hasattr(env, attr):
-            setattr(env, attr, {})
-    if not hasattr(env, "atlas_upstream_missing"):
-        env.atlas_upstream_missing = set()  # type: ignore[attr-defined]
-
-
-def purge_doc(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
-    env_init(app, env)
-    for attr in DOC_MAPS:
-        getattr(env, attr).pop(docname, None)
-    env.atlas_upstream_missing.discard(docname)  # type: ignore[attr-defined]
-
-
-def merge_info(
-    app: Sphinx, env: BuildEnvironment, docnames: set[str], other: BuildEnvironment
-) -> None:
-    env_init(app, env)
-    for attr in DOC_MAPS:
-        mine, theirs = getattr(env, attr), getattr(other, attr, {})
-        for docname in docnames:
-            if docname in theirs:
-                mine[docname] = theirs[docname]
-    env.atlas_upstream_missing |= getattr(other, "atlas_upstream_missing", set()) & set(docnames)  # type: ignore[attr-defined]
-
-
-def outdated(
-    app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
-) -> list[str]:
-    """Pages to re-read though unchanged: those with a wrong or placeholder citation, when what
-    they read from outside the pages changed (objects fetched, the lock edited, a package
-    installed; otherwise the ledger of atlas.project repeats their errors and a no-op build
-    reads nothing), and those citing an upstream whose pin moved (a bumped gitlink changes what
-    an unqualified citation shows)."""
-    env_init(app, env)
-    state = outside_state(resolver(env))
-    if getattr(env, "atlas_upstream_state", None) != state:
-        again = set(env.atlas_upstream_errors) | env.atlas_upstream_missing  # type: ignore[attr-defined]
-    else:
-        again = set()
-    env.atlas_upstream_state = state  # type: ignore[attr-defined]
-    registry = resolver(env).registry
-    packages = resolver(env).packages  # a package's pin is its version in pyproject.toml
-    for docname, used in env.atlas_upstream_pins.items():  # type: ignore[attr-defined]
-        for name, pin in used.items():
-            up = registry.get(name) or packages.get(name)
-            if (up.pin if up else None) != pin:
-                again.add(docname)
-    return sorted((again & set(env.found_docs)) - removed)
-
-
-def outside_state(res: Resolver) -> str:
-    """A digest of what citations read from outside the pages: the lock, the object stores
-    (their packs and refs), the snippet cache, the installed packages. Cheap: file stats."""
-    import hashlib
-    import os
-    import sys
-
-    from atlas.upstream.lock import lock_path
-    from atlas.upstream.registry import object_store
-
-    def stamp(path: Path) -> str:
-        try:
-            st = path.stat()
-        except OSError:
-            return f"{path}:-"
-        return f"{path}:{st.st_mtime_ns}:{st.st_size}"
-
-    parts = [stamp(lock_path(res.book_root)), stamp(res.cache.folder)]
-    for name, up in sorted(res.registry.items()):
-        git_dir = object_store(res.book_root, up, res.stores_root)
-        parts.append(f"{name}:{up.pin}:{git_dir}")
-        if git_dir is not None:
-            for sub in ("objects", "objects/pack", "refs", "refs/tags", "packed-refs"):
-                parts.append(stamp(git_dir / sub))
-    parts += [stamp(Path(p)) for p in sys.path if p and os.path.isdir(p)]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+            lines = []
+        cached = env.temp_data[PAGE_LINES] = (source, lines)
+    return cached[1]
 
 
 def build_finished(app: Sphinx, exception: BaseException | None) -> None:
@@ -352,8 +311,8 @@ def build_finished(app: Sphinx, exception: BaseException | None) -> None:
     if exception is not None or app.env is None:
         return
     env = app.env
-    env_init(app, env)
-    new = env.atlas_upstream_new  # type: ignore[attr-defined]
+    state = upstream_state(env)
+    new = state.new
     if new and app.config.atlas_upstream_lock == "update":
         from atlas.upstream.lock import LockEntry, load_lock, load_revs, save_lock
 
@@ -371,9 +330,9 @@ def build_finished(app: Sphinx, exception: BaseException | None) -> None:
                     added += 1
         if added and save_lock(root, lock, revs):
             logger.info("upstreams.lock: %d new citation(s) recorded; commit upstreams.lock", added)
-        env.atlas_upstream_new = {}  # type: ignore[attr-defined]
+        new.clear()
     lockcheck.finish(app, env, book_root(app), app.config.atlas_upstream_lock == "frozen")
-    errors = env.atlas_upstream_errors  # type: ignore[attr-defined]
+    errors = state.errors
     if errors:
         # Each error was already logged at its page and line; end with a summary and a
         # failed status (not an exception: no traceback, and other builders carry on).

@@ -1,9 +1,9 @@
 """The lock equals the book, both ways: every citation has its entry, every entry a citation.
 
-While pages are read, :func:`record` notes each citation's lock key per page in the
-environment (merged under ``-j``, dropped with the page), so the comparison covers the whole
-book even when a build re-reads nothing. At the end of every build :func:`finish` compares
-them with ``upstreams.lock``:
+While pages are read, :func:`record` notes each citation's lock key per page in the build
+state (:class:`atlas.upstream.state.UpstreamState`: merged under ``-j``, dropped with the
+page), so the comparison covers the whole book even when a build re-reads nothing. At the end
+of every build :func:`finish` compares them with ``upstreams.lock``:
 
 - frozen (``make check``): a citation without an entry is "not locked" (an error at its page
   and line, apart from the citations that are *wrong*), and an entry that no page cites is
@@ -23,9 +23,9 @@ from sphinx.util import logging
 from atlas.bookroot import command
 from atlas.upstream.lock import LOCK_NAME, key_lines, load_lock, load_revs, lock_path
 from atlas.upstream.resolve import DRIFT, MISSING, OK, Resolution
+from atlas.upstream.state import upstream_state
 
 logger = logging.getLogger(__name__)
-KEYS = "atlas_upstream_keys"  # env: docname -> {lock key or "rev:NAME@REV": (line, checkable)}
 REV_PREFIX = "rev:"
 
 
@@ -33,7 +33,7 @@ def record(env: BuildEnvironment, res: Resolution, line: int) -> None:
     """Remember the lock key of one citation of the page being read."""
     if res.key is None:
         return
-    page = getattr(env, KEYS).setdefault(env.docname, {})
+    page = upstream_state(env).keys.setdefault(env.docname, {})
     checkable = res.status in (OK, DRIFT, MISSING)  # a wrong citation is reported as wrong
     page.setdefault(res.key, (line, checkable))
     spec = res.spec
@@ -50,9 +50,10 @@ def finish(app: Sphinx, env: BuildEnvironment, root: Path, frozen: bool) -> None
     if not lock_path(root).is_file() and not frozen:
         return
     used: dict[str, tuple[str, int, bool]] = {}
-    for docname in sorted(getattr(env, KEYS, {})):
+    keys = upstream_state(env).keys
+    for docname in sorted(keys):
         if docname in env.found_docs:
-            for key, (line, checkable) in env.atlas_upstream_keys[docname].items():  # type: ignore[attr-defined]
+            for key, (line, checkable) in keys[docname].items():
                 used.setdefault(key, (docname, line, checkable))
     lock, revs = load_lock(root), load_revs(root)
     missing = sorted(

@@ -41,7 +41,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
+
+from atlas.upstream.permalink import build as build_permalink
 
 PYPROJECT = "pyproject.toml"
 SECTION = "upstream-packages"  # [tool.atlas.upstream-packages.NAME]
@@ -138,11 +140,7 @@ class PackageUpstream:
 
     def permalink(self, rev: str, path: str, lines: tuple[int, int] | None = None) -> str:
         """``https://github.com/OWNER/REPO/blob/TAG/repo/path#L10-L40`` for a wheel path."""
-        url = f"{self.web_url}/blob/{self.tag(rev)}/{quote(self.repo_path(path), safe='/')}"
-        if lines:
-            start, end = lines
-            url += f"#L{start}" if start == end else f"#L{start}-L{end}"
-        return url
+        return build_permalink(self.web_url, self.tag(rev), self.repo_path(path), lines)
 
 
 def _exact_pins(dependencies: Iterable[object], where: Path) -> dict[str, tuple[str, str]]:

@@ -13,7 +13,8 @@ import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from urllib.parse import quote
+
+from atlas.upstream.permalink import build as build_permalink
 
 # Environment variable that points at a folder of extra object stores (NAME.git or NAME), first
 # in the search order: fixture books in tests point it at their own fixture repositories.
@@ -68,11 +69,7 @@ class Upstream:
 
     def permalink(self, commit: str, path: str, lines: tuple[int, int] | None = None) -> str:
         """``https://github.com/OWNER/REPO/blob/FULLSHA/path#L10-L40`` (``#L10`` for one line)."""
-        url = f"{self.web_url}/blob/{commit}/{quote(path, safe='/')}"
-        if lines:
-            start, end = lines
-            url += f"#L{start}" if start == end else f"#L{start}-L{end}"
-        return url
+        return build_permalink(self.web_url, commit, path, lines)
 
 
 def _gitmodules(book_root: Path) -> dict[str, dict[str, str]]:

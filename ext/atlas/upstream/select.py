@@ -294,3 +294,9 @@ def parse_emphasis(value: str, segments: list[Segment]) -> list[int]:
 def selected_text(segments: list[Segment]) -> str:
     """The text the lock hashes: the shown lines, segments joined by a blank marker line."""
     return "\n\u2026\n".join("\n".join(seg.lines) for seg in segments)
+
+
+def line_count(data: bytes) -> int:
+    """How many lines a file has, numbered as :func:`split_lines` numbers cited files (and as
+    GitHub does), from its bytes, whatever their encoding; an empty file has none."""
+    return len(split_lines(data.decode("utf-8", errors="replace"))) if data else 0
