@@ -21,9 +21,7 @@ from sphinx.application import Sphinx
 def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.project import config, files, ledger, stable, strict
 
-    # Warning types a strict build tolerates (`make check` allows upstream.missing); read by a
-    # logging filter, so changing it re-reads nothing.
-    app.add_config_value("atlas_strict_allow", [], "", types=(list, tuple))
+    config.ProjectConfig.register(app)
     # Broken project files and settings stop the build with one clean error each (exit 2),
     # before anything reads them.
     app.connect("config-inited", config.check_settings, priority=1)
