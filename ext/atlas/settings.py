@@ -200,7 +200,7 @@ class Settings:
     @classmethod
     def settings(cls) -> Iterator[tuple[str, Setting]]:
         """(field name, setting) of each field, in declaration order."""
-        for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+        for field in dataclasses.fields(cls):
             yield field.name, field.metadata[KEY]
 
     @classmethod
@@ -236,11 +236,11 @@ class Settings:
         (the copy pickled with the environment) gets one built from its values on first use.
         """
         config = getattr(source, "config", source)
-        cache: dict[type, Settings] = config.__dict__.setdefault(CACHE, {})
-        found = cache.get(cls)
+        cache: dict[type[Settings], Any] = config.__dict__.setdefault(CACHE, {})
+        found: S | None = cache.get(cls)
         if found is None:
             found = cache[cls] = cls.from_config(config)
-        return found  # type: ignore[return-value]
+        return found
 
 
 def remember(config: Any, classes: tuple[type[Settings], ...]) -> None:

@@ -6,7 +6,8 @@
   needs no re-read to be strict and ``make html`` and ``make check`` share one environment.
 - :mod:`atlas.project.strict`: ``atlas_strict_allow``, what a strict build tolerates, without
   changing what Sphinx reads (``suppress_warnings`` does).
-- :mod:`atlas.project.config`: every ``atlas_*`` setting checked in one place;
+- :mod:`atlas.project.config`: every ``atlas_*`` setting checked in one place, by the rules of
+  each feature's settings dataclass (:mod:`atlas.settings`);
   :mod:`atlas.project.files`: the lock, ``.gitmodules`` and gitlinks, the ``.bib`` files, the
   assets; :mod:`atlas.project.errors`: one clean error each (file, line, what, fix; exit 2).
 """
