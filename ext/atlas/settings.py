@@ -145,6 +145,10 @@ TEXTS = Rule("list")
 
 
 # -- conversions: the value a setting holds, as its readers want it ---------------------------
+def unchanged(value: Any) -> Any:
+    return value
+
+
 def optional_path(value: str | None) -> Path | None:
     """A path setting where None or "" means "the feature's default"."""
     return Path(value) if value else None
@@ -168,7 +172,7 @@ class Setting:
     rebuild: str  # "env", "html" or "": what a change makes Sphinx redo
     rule: Rule
     doc: str = ""
-    convert: Callable[[Any], Any] = lambda value: value
+    convert: Callable[[Any], Any] = unchanged
 
     def typed(self, value: Any) -> Any:
         return self.convert(value)
@@ -181,10 +185,10 @@ def setting(
     rebuild: str,
     rule: Rule,
     doc: str = "",
-    convert: Callable[[Any], Any] | None = None,
+    convert: Callable[[Any], Any] = unchanged,
 ) -> Any:
     """A dataclass field for the setting ``name`` (use it as the field's default)."""
-    spec = Setting(name, default, rebuild, rule, doc, convert or (lambda value: value))
+    spec = Setting(name, default, rebuild, rule, doc, convert)
     return dataclasses.field(default_factory=lambda: spec.typed(default), metadata={KEY: spec})
 
 
