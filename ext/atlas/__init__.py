@@ -12,6 +12,10 @@ One feature per subpackage, each with its own ``setup(app)`` (in the manner of s
 - ``atlas.latex``: the offline PDF.
 - ``atlas.teach``: ``labcode`` (our lab code on the page), ``problem``/``solution``, the
   teaching check and the runnable lab files.
+
+Each feature's ``atlas_*`` settings are one frozen dataclass in its ``config`` module
+(``atlas.labs.config.LabsConfig``, ...), built on ``atlas.settings`` and checked by
+``atlas.project.config``; code reads them as ``LabsConfig.of(app)``.
 """
 
 from __future__ import annotations

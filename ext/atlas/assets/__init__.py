@@ -21,6 +21,8 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.util import logging
 
+from atlas.assets.config import AssetsConfig
+
 logger = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "static"
@@ -36,10 +38,6 @@ MATHJAX_FILES = (
     ("mathjax/es5/ui", "mathjax/ui"),
     ("mathjax/es5/sre", "mathjax/sre"),
 )
-
-
-def _node_modules(config: Config) -> Path:
-    return Path(config.atlas_node_modules)
 
 
 def _config_inited(app: Sphinx, config: Config) -> None:
@@ -86,14 +84,14 @@ def _copy_if_changed(src: Path, dst: Path) -> None:
 def _build_finished(app: Sphinx, exception: BaseException | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
-    root = _node_modules(app.config)
+    root = AssetsConfig.of(app).node_modules
     target = Path(app.outdir) / "_static" / VENDOR
     for src, dst in MERMAID_FILES + MATHJAX_FILES:
         _copy_if_changed(root / src, target / dst)
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.add_config_value("atlas_node_modules", "node_modules", "env", types=[str])
+    AssetsConfig.register(app)
     app.connect("config-inited", _config_inited)
     app.connect("builder-inited", _builder_inited)
     app.connect("html-page-context", _page_context)

@@ -19,6 +19,7 @@ from sphinx.environment import BuildEnvironment
 from sphinx.environment.collectors import EnvironmentCollector
 
 from atlas.labs import execute
+from atlas.labs.config import LabsConfig
 from atlas.labs.directive import LabDirective, lab_node
 from atlas.labs.model import LabSpec, PageResult
 from atlas.labs.render import render_page
@@ -92,7 +93,7 @@ def _on_env_get_outdated(
 
 def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     specs, results, _ = _store(app.env)
-    show_time = bool(app.config.atlas_labs_show_times)
+    show_time = LabsConfig.of(app).show_times
     render_page(doctree, results, show_time)
     for node in list(doctree.findall(labs_report_node)):
         titles = {name: app.env.titles[name].astext() for name in specs if name in app.env.titles}
@@ -100,21 +101,13 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    # No rebuild on a mode change: env-updated returns the pages whose results changed.
-    app.add_config_value("atlas_labs_mode", "auto", "", types=[str])
-    app.add_config_value("atlas_labs_timeout", 60.0, "env", types=[int, float])
-    app.add_config_value("atlas_labs_memory_limit_mb", 8192, "env", types=[int])
-    app.add_config_value("atlas_labs_seed", 0, "env", types=[int])
-    app.add_config_value("atlas_labs_jobs", 0, "", types=[int])
-    # Times differ from run to run: a build that must be byte-for-byte reproducible from a cold
-    # cache turns them off (with a warm cache the cached times are shown, which is stable).
-    app.add_config_value("atlas_labs_show_times", True, "html", types=[bool])
+    LabsConfig.register(app)
     app.add_node(lab_node)
     app.add_node(labs_report_node)
     app.add_directive("lab", LabDirective)
     app.add_directive("labs-report", LabsReportDirective)
     app.add_env_collector(LabsCollector)
-    # atlas_labs_mode and the other settings are checked by atlas.project.config
+    # the settings (atlas.labs.config) are checked by atlas.project.config
     app.connect("config-inited", _add_static)
     app.add_css_file("atlas-labs.css")
     app.connect("env-get-outdated", _on_env_get_outdated)

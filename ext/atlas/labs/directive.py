@@ -13,6 +13,7 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
 
+from atlas.labs.config import LabsConfig
 from atlas.labs.model import ExampleSpec, LabSpec
 
 NEEDS = ("cuda",)
@@ -91,9 +92,7 @@ class LabDirective(SphinxDirective):
         text = "\n".join(self.content) + "\n"
         first_line = self.first_content_line()
         try:
-            timeout = _positive_float(
-                self.options.get("timeout", str(self.config.atlas_labs_timeout))
-            )
+            timeout = _positive_float(self.options.get("timeout", str(LabsConfig.of(self).timeout)))
             needs = _needs(self.options["needs"]) if "needs" in self.options else ""
         except ValueError as exc:
             raise self.error(f'lab "{title}": {exc}.') from None

@@ -17,6 +17,7 @@ from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
 from atlas.labs.cache import LABKIT, ResultCache, imports_digest, page_key, upstreams_digest
+from atlas.labs.config import LabsConfig
 from atlas.labs.model import (
     CRASHED,
     NOT_RUN,
@@ -28,6 +29,7 @@ from atlas.labs.model import (
 )
 from atlas.labs.report import problem_line, problem_text, write_junit
 from atlas.labs.runner import Job, LabRunner, ZygoteError
+from atlas.teach.config import TeachConfig
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +66,8 @@ def run_labs(
     """Bring ``results`` up to date for every page with labs; return the pages to rewrite."""
     if not specs or app.builder.name in NO_RUN_BUILDERS:
         return []
-    config = app.config
-    mode = config.atlas_labs_mode
+    settings = LabsConfig.of(app)
+    mode = settings.mode
     changed: set[str] = set()
     if mode == "off":
         for docname, page_specs in specs.items():
@@ -76,10 +78,10 @@ def run_labs(
         return sorted(changed | (reports if changed else set()))
 
     upstreams = upstreams_digest(Path(app.confdir))
-    configured = getattr(config, "atlas_labkit_root", None)  # atlas.teach's setting, if loaded
-    labkit_root = Path(configured).resolve() if configured else LABKIT
-    memory = int(config.atlas_labs_memory_limit_mb)
-    seed = int(config.atlas_labs_seed)
+    configured = TeachConfig.of(app).labkit_root  # atlas.teach's setting (None if not loaded)
+    labkit_root = configured.resolve() if configured else LABKIT
+    memory = settings.memory_limit_mb
+    seed = settings.seed
     cache = ResultCache(build_folder(app) / ".labs-cache")
     jobs: list[Job] = []
     for docname in sorted(specs):
@@ -112,7 +114,7 @@ def run_labs(
 
 
 def _new_runner(app: Sphinx) -> LabRunner:
-    workers = int(app.config.atlas_labs_jobs) or max(1, app.parallel)
+    workers = LabsConfig.of(app).jobs or max(1, app.parallel)
     return LabRunner(build_folder(app) / "labs" / "worker.log", workers)
 
 
@@ -122,7 +124,7 @@ def prestart(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
     Its ~1.5 s of ``import torch`` then overlaps the read phase instead of following it. If the
     labs turn out to be cached, :func:`stop_prestarted` closes it unused.
     """
-    if app.config.atlas_labs_mode == "off" or app.builder.name in NO_RUN_BUILDERS:
+    if LabsConfig.of(app).mode == "off" or app.builder.name in NO_RUN_BUILDERS:
         return
     for docname in docnames:
         try:

@@ -69,6 +69,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.setup_extension("sphinxcontrib.mermaid")
     from sphinxcontrib.mermaid import mermaid
 
+    from atlas.latex.config import LatexConfig
     from atlas.latex.index import CitedCodeIndex
     from atlas.latex.mermaid import visit_mermaid_latex
     from atlas.latex.structure import BookStructure
@@ -76,8 +77,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.latex.urls import HideVisibleUrls, RestoreVisibleUrls
 
     app.add_node(mermaid, override=True, latex=(visit_mermaid_latex, None))
-    app.add_config_value("atlas_latex_front_matter", [], "env", types=[list])
-    app.add_config_value("atlas_latex_back_matter", [], "env", types=[list])
+    LatexConfig.register(app)
     app.add_post_transform(BookStructure)
     app.add_post_transform(CitedCodeIndex)
     app.add_post_transform(SvgToPdf)

@@ -28,6 +28,8 @@ from sphinx import addnodes
 from sphinx.builders.latex.nodes import thebibliography
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
+from atlas.latex.config import LatexConfig
+
 PREFACE = "Preface"
 
 
@@ -128,8 +130,8 @@ class BookStructure(SphinxPostTransform):
             _hoist_subpages(sof)
 
         self._preface(top)
-        front_captions = set(self.config.atlas_latex_front_matter)
-        back_captions = set(self.config.atlas_latex_back_matter)
+        settings = LatexConfig.of(self)
+        front_captions, back_captions = set(settings.front_matter), set(settings.back_matter)
         body: list[nodes.Node] = [_raw(r"\atlasfrontmatter")]
         rest: list[nodes.Node] = [_raw(r"\atlasmainmatter")]
         back: list[nodes.Node] = [_raw(r"\atlasbackmatter")]

@@ -6,7 +6,8 @@
   needs no re-read to be strict and ``make html`` and ``make check`` share one environment.
 - :mod:`atlas.project.strict`: ``atlas_strict_allow``, what a strict build tolerates, without
   changing what Sphinx reads (``suppress_warnings`` does).
-- :mod:`atlas.project.config`: every ``atlas_*`` setting checked in one place;
+- :mod:`atlas.project.config`: every ``atlas_*`` setting checked in one place, by the rules of
+  each feature's settings dataclass (:mod:`atlas.settings`);
   :mod:`atlas.project.files`: the lock, ``.gitmodules`` and gitlinks, the ``.bib`` files, the
   assets; :mod:`atlas.project.errors`: one clean error each (file, line, what, fix; exit 2).
 """
@@ -21,9 +22,7 @@ from sphinx.application import Sphinx
 def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.project import config, files, ledger, stable, strict
 
-    # Warning types a strict build tolerates (`make check` allows upstream.missing); read by a
-    # logging filter, so changing it re-reads nothing.
-    app.add_config_value("atlas_strict_allow", [], "", types=(list, tuple))
+    config.ProjectConfig.register(app)
     # Broken project files and settings stop the build with one clean error each (exit 2),
     # before anything reads them.
     app.connect("config-inited", config.check_settings, priority=1)

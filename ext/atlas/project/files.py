@@ -23,13 +23,15 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
+from atlas.assets.config import AssetsConfig
 from atlas.bookroot import command, set_source
 from atlas.project.errors import Problem, fail, shown
 from atlas.refs.bib import ENTRY_START
+from atlas.upstream.config import UpstreamConfig
 
 
 def book_root(app: Sphinx, config: Config) -> Path:
-    return Path(config.atlas_book_root or app.confdir).resolve()
+    return Path(UpstreamConfig.of(config).book_root or app.confdir).resolve()
 
 
 # -- upstreams.lock -----------------------------------------------------------------------------
@@ -272,7 +274,7 @@ def check_assets(app: Sphinx) -> None:
         return
     from atlas.assets import MATHJAX_FILES, MERMAID_FILES
 
-    node_modules = Path(app.config.atlas_node_modules)
+    node_modules = AssetsConfig.of(app).node_modules
     needed = [src for src, _ in MERMAID_FILES + MATHJAX_FILES]
     lockfile = node_modules.parent / "package-lock.json"
     problems = check_npm(node_modules, needed, lockfile)

@@ -16,6 +16,8 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.util.logging import NAMESPACE, WarningStreamHandler, is_suppressed_warning
 
+from atlas.project.config import ProjectConfig
+
 
 class Allow(std_logging.Filter):
     """Drops tolerated warnings before Sphinx counts them."""
@@ -28,7 +30,7 @@ class Allow(std_logging.Filter):
         if record.levelno >= std_logging.ERROR:
             return True
         try:
-            allowed = self.app.config.atlas_strict_allow
+            allowed = ProjectConfig.of(self.app).strict_allow
         except AttributeError:
             return True
         kind, subtype = getattr(record, "type", ""), getattr(record, "subtype", "")

@@ -23,6 +23,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
         fail_on_bib_problems,
         quiet_duplicate_key_warnings,
     )
+    from atlas.refs.config import RefsConfig
     from atlas.refs.directive import ChapterReferences
     from atlas.refs.linkcheck import AtlasLinkcheckBuilder
     from atlas.refs.state import RefsCollector
@@ -37,22 +38,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_env_collector(RefsCollector)
 
     app.add_builder(AtlasLinkcheckBuilder, override=True)
-    # Days a link-check answer is reused without asking the host again (0: never reuse).
-    app.add_config_value("atlas_linkcheck_cache_days", 1.0, "", types=frozenset({int, float}))
-    # Where the cache lives ("" : _build/linkcheck/cache.json).
-    app.add_config_value("atlas_linkcheck_cache_path", "", "", types=frozenset({str}))
-    # Minimum seconds between two requests to a host (and its subdomains).
-    app.add_config_value("atlas_linkcheck_host_intervals", {}, "", types=frozenset({dict}))
-    # First back-off between attempts of one link, doubled each time (linkcheck_retries attempts).
-    app.add_config_value("atlas_linkcheck_backoff", 2.0, "", types=frozenset({int, float}))
-    # Connection failures in a row after which a host's other links are not requested.
-    app.add_config_value("atlas_linkcheck_host_failures", 3, "", types=frozenset({int}))
-    # 429 answers for one link after which it is reported rate-limited instead of retried.
-    app.add_config_value("atlas_linkcheck_max_rate_limits", 5, "", types=frozenset({int}))
-    # Seconds after which the link check sends no more requests (what is left: unreachable).
-    app.add_config_value("atlas_linkcheck_budget_s", 900.0, "", types=frozenset({int, float}))
-    # The git repository whose .gitmodules registers the upstreams ("": atlas_book_root, else
-    # the conf.py folder).
-    app.add_config_value("atlas_linkcheck_repo", "", "", types=frozenset({str}))
+    RefsConfig.register(app)
     # env_version: bump when RefsState changes shape.
     return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

@@ -41,7 +41,9 @@ from sphinx.util.http_date import rfc1123_to_epoch
 
 from atlas.refs.arxiv import paper_identity
 from atlas.refs.cache import LinkCache
+from atlas.refs.config import RefsConfig
 from atlas.refs.github import Verifier
+from atlas.upstream.config import UpstreamConfig
 
 logger = logging.getLogger(__name__)
 
@@ -200,8 +202,9 @@ class AtlasWorker(HyperlinkAvailabilityCheckWorker):
     ) -> None:
         super().__init__(config, rqueue, wqueue, rate_limits)
         self.checker = checker
-        self.backoff = float(config.atlas_linkcheck_backoff)
-        self.max_rate_limits = int(config.atlas_linkcheck_max_rate_limits)
+        settings = RefsConfig.of(config)
+        self.backoff = settings.backoff
+        self.max_rate_limits = settings.max_rate_limits
         self._session = PacedSession(self._session, checker)  # type: ignore[assignment]
         self._uri = ""
 
@@ -284,12 +287,13 @@ class AtlasChecker(HyperlinkAvailabilityChecker):
         super().__init__(config)
         self.cache = cache
         self.verifier = verifier
-        self.pacer = HostPacer(dict(config.atlas_linkcheck_host_intervals))
-        self.breaker = HostBreaker(int(config.atlas_linkcheck_host_failures))
+        settings = RefsConfig.of(config)
+        self.pacer = HostPacer(dict(settings.host_intervals))
+        self.breaker = HostBreaker(settings.host_failures)
         self.details: dict[str, dict[str, Any]] = {}
         self.requests_sent = 0
         self._lock = threading.Lock()
-        self.budget = float(config.atlas_linkcheck_budget_s)
+        self.budget = settings.budget_s
         self.deadline = time.monotonic() + self.budget if self.budget > 0 else None
 
     def budget_spent(self) -> str | None:
@@ -398,16 +402,10 @@ class AtlasLinkcheckBuilder(CheckExternalLinksBuilder):
 
     def finish(self) -> None:
         config = self.config
+        settings = RefsConfig.of(config)
         outdir = Path(self.outdir)
-        cache_path = (
-            Path(config.atlas_linkcheck_cache_path)
-            if config.atlas_linkcheck_cache_path
-            else outdir / "cache.json"
-        )
-        cache = LinkCache(cache_path, float(config.atlas_linkcheck_cache_days))
-        root = (
-            config.atlas_linkcheck_repo or getattr(config, "atlas_book_root", None) or self.confdir
-        )
+        cache = LinkCache(settings.cache_path or outdir / "cache.json", settings.cache_days)
+        root = settings.repo or UpstreamConfig.of(config).book_root or self.confdir
         verifier = Verifier(Path(root))
         checker = AtlasChecker(config, cache=cache, verifier=verifier)
         records: list[dict[str, Any]] = []

@@ -30,13 +30,11 @@ def _add_static(app: Sphinx, config: Config) -> None:
 def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.teach import labcode, problems, runnable, taught
     from atlas.teach.answers import AnswersAtChapterEnd
+    from atlas.teach.config import TeachConfig
     from atlas.teach.state import TeachCollector, fail_on_wrong_quotes
 
     app.setup_extension("sphinx_design")
-    # The folder labcode quotes from; None: ext/atlas/labkit (fixture books may point elsewhere).
-    app.add_config_value("atlas_labkit_root", None, "env", types=(str, type(None)))
-    # Where the repository is browsable (".../blob/main/"); the PDF links labcode captions there.
-    app.add_config_value("atlas_repository_url", None, "env", types=(str, type(None)))
+    TeachConfig.register(app)
     app.add_directive("labcode", labcode.LabcodeDirective)
     app.add_role("labcode", labcode.LabcodeRole())
     app.add_node(problems.problem_index_node)

@@ -25,6 +25,7 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 from sphinx.util.osutil import relative_uri
 
 from atlas.labs.imports import LABKIT
+from atlas.teach.config import TeachConfig
 from atlas.teach.state import teach_state
 from atlas.upstream.select import (
     Segment,
@@ -180,8 +181,8 @@ def _note_error(env: Any, location: tuple[str, int], raw: str, message: str) -> 
 
 
 def labcode_root(env: Any) -> Path:
-    configured = env.config.atlas_labkit_root
-    return Path(configured).resolve() if configured else LABKIT
+    configured = TeachConfig.of(env).labkit_root
+    return configured.resolve() if configured else LABKIT
 
 
 class LabcodeDirective(SphinxDirective):
@@ -274,7 +275,7 @@ def resolve_links(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """HTML: link to the copy in ``_labkit/``. Elsewhere: to ``atlas_repository_url`` when set,
     else the link becomes plain text (the caption already names the repository path)."""
     html = app.builder.format == "html"
-    base = app.config.atlas_repository_url
+    base = TeachConfig.of(app).repository_url
     for ref in list(doctree.findall(nodes.reference)):
         path = ref.get("labcode_path")
         if not path:

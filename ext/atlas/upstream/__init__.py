@@ -22,7 +22,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 
 
 def _config_inited(app: Sphinx, config: Config) -> None:
-    # atlas_upstream_lock and the other settings are checked by atlas.project.config
+    # the settings (atlas.upstream.config) are checked by atlas.project.config
     if str(STATIC) not in [str(p) for p in config.html_static_path]:
         config.html_static_path.append(str(STATIC))
 
@@ -35,21 +35,11 @@ def _builder_inited(app: Sphinx) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.upstream import directive as d
+    from atlas.upstream.config import UpstreamConfig
     from atlas.upstream.gitstore import close_all
     from atlas.upstream.state import UpstreamCollector
 
-    # Folder of extra object stores (NAME.git), searched first; $ATLAS_UPSTREAMS_ROOT if unset.
-    app.add_config_value("atlas_upstreams_root", None, "env", types=(str, type(None)))
-    # The book's git repository (registry, lock, cache); default: the folder of conf.py.
-    app.add_config_value("atlas_book_root", None, "env", types=(str, type(None)))
-    app.add_config_value("atlas_snippets_cache", None, "env", types=(str, type(None)))
-    # Whole-file citations longer than this are refused (cite a range or a symbol instead).
-    app.add_config_value("atlas_upstream_max_lines", 400, "env", types=(int,))
-    # "update": a build with objects records new citations in upstreams.lock; "frozen": a
-    # citation without a lock entry is an error (release builds).
-    # Not "env": `make check` after `make html` re-reads nothing; lockcheck compares the lock
-    # with every citation of the environment at the end of each build.
-    app.add_config_value("atlas_upstream_lock", "update", "", types=(str,))
+    UpstreamConfig.register(app)
     app.add_directive("upstream", d.UpstreamDirective)
     app.add_role("upstream", d.UpstreamRole())
     app.add_css_file("atlas-upstream.css")

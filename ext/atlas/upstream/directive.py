@@ -20,6 +20,7 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from atlas.bookroot import set_source
 from atlas.upstream import lockcheck
+from atlas.upstream.config import UpstreamConfig
 from atlas.upstream.permalink import COMMIT
 from atlas.upstream.resolve import (
     DRIFT,
@@ -56,19 +57,17 @@ def resolver(env: BuildEnvironment) -> Resolver:
 
 
 def book_root(app: Sphinx) -> Path:
-    return Path(app.config.atlas_book_root or app.confdir).resolve()
+    return Path(UpstreamConfig.of(app).book_root or app.confdir).resolve()
 
 
 def make_resolver(app: Sphinx) -> Resolver:
-    cfg = app.config
+    cfg = UpstreamConfig.of(app)
     root = book_root(app)
     res = default_resolver(
         root,
-        stores_root=Path(cfg.atlas_upstreams_root) if cfg.atlas_upstreams_root else None,
-        cache_dir=Path(cfg.atlas_snippets_cache)
-        if cfg.atlas_snippets_cache
-        else root / "snippets_cache",
-        max_lines=int(cfg.atlas_upstream_max_lines),
+        stores_root=cfg.upstreams_root,
+        cache_dir=cfg.snippets_cache or root / "snippets_cache",
+        max_lines=cfg.max_lines,
         # a frozen lock is checked against the whole book at the end (lockcheck), so that a
         # check run after an update build, which re-reads nothing, still sees every citation
         frozen=False,
@@ -313,7 +312,7 @@ def build_finished(app: Sphinx, exception: BaseException | None) -> None:
     env = app.env
     state = upstream_state(env)
     new = state.new
-    if new and app.config.atlas_upstream_lock == "update":
+    if new and UpstreamConfig.of(app).lock == "update":
         from atlas.upstream.lock import LockEntry, load_lock, load_revs, save_lock
 
         root = book_root(app)
@@ -331,7 +330,7 @@ def build_finished(app: Sphinx, exception: BaseException | None) -> None:
         if added and save_lock(root, lock, revs):
             logger.info("upstreams.lock: %d new citation(s) recorded; commit upstreams.lock", added)
         new.clear()
-    lockcheck.finish(app, env, book_root(app), app.config.atlas_upstream_lock == "frozen")
+    lockcheck.finish(app, env, book_root(app), UpstreamConfig.of(app).lock == "frozen")
     errors = state.errors
     if errors:
         # Each error was already logged at its page and line; end with a summary and a
