@@ -310,3 +310,19 @@ def test_symlinked_path_is_followed_at_both_pins(tmp_path, capsys) -> None:
     rc, out, _ = run(book, "bump", "up", repo.commits[1], capsys=capsys)
     assert rc == 0, out
     assert (book / "source/index.md").read_text() == "# P\n\n{upstream}`up link.py:3-4`\n"
+
+
+def test_a_citation_left_behind_keeps_its_emphasis_in_old_numbering(tmp_path, capsys) -> None:
+    # 5-7 alone would move to 8-10, but 12-13 changed: the citation stays at the old pin, and
+    # its :emphasize-lines: must keep counting in the old pin's numbering
+    repo = make_repo(tmp_path / "up", [{"a.py": A_V1}, {"a.py": A_V2}])
+    page_text = "# P\n\n```{upstream} up a.py:5-7,12-13\n:emphasize-lines: 6\n```\n"
+    book = make_book(
+        tmp_path / "book",
+        {"source/index.md": page_text},
+        {"up": FixtureUpstream(repo, pin=repo.commits[0], url=repo.url)},
+    )
+    rc, out, _ = run(book, "bump", "up", repo.commits[1], capsys=capsys)
+    assert rc == 0 and "summary: 0 unchanged, 0 moved, 1 changed, 0 gone" in out
+    old = repo.commits[0][:10]
+    assert (book / "source/index.md").read_text() == page_text.replace("up a.py", f"up@{old} a.py")

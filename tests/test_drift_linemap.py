@@ -5,7 +5,14 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from atlas.upstream.linemap import Hunk, map_line, map_range, nearest_range, parse_hunks
+from atlas.upstream.linemap import (
+    Hunk,
+    line_hunks,
+    map_line,
+    map_range,
+    nearest_range,
+    parse_hunks,
+)
 
 OLD = [f"line {n}" for n in range(1, 21)]
 
@@ -49,6 +56,23 @@ def check(tmp_path, new: list[str], start: int, end: int) -> tuple[int, int] | N
 )
 def test_map_range(tmp_path, edit, start: int, end: int, expected) -> None:
     assert check(tmp_path, edit(list(OLD)), start, end) == expected
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda t: ["new a", "new b", *t],  # inserted at the top
+        lambda t: [*t[:6], "new", *t[6:]],  # inserted in the middle
+        lambda t: [*t, "new"],  # appended
+        lambda t: [*t[:4], *t[5:]],  # one line deleted
+        lambda t: t[:-3],  # the end deleted
+        lambda t: [*t[:7], "edited", *t[8:]],  # one line replaced
+        lambda t: ["x", *t[:10], *t[12:]],  # edits on both sides
+    ],
+)
+def test_line_hunks_are_the_hunks_git_reports(tmp_path, edit) -> None:
+    new = edit(list(OLD))
+    assert line_hunks(OLD, new) == hunks_between(tmp_path, OLD, new)
 
 
 def test_map_line_and_nearest_range(tmp_path) -> None:

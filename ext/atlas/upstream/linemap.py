@@ -7,6 +7,7 @@ of its lines) means the cited text changed, and a human has to look.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 
@@ -37,6 +38,23 @@ def parse_hunks(diff: bytes) -> list[Hunk]:
         old_len = 1 if m.group(2) is None else int(m.group(2))
         new_len = 1 if m.group(4) is None else int(m.group(4))
         hunks.append(Hunk(int(m.group(1)), old_len, int(m.group(3)), new_len))
+    return hunks
+
+
+def line_hunks(old: list[str], new: list[str]) -> list[Hunk]:
+    """The ``-U0`` hunks between two line lists, numbered as git numbers them.
+
+    For texts that have no git objects behind them (a wheel's files, a unit test's strings);
+    difflib may place an ambiguous edit elsewhere than git would, but a range is only carried
+    when its text is found unchanged at the mapped place, so either placement is safe.
+    """
+    hunks = []
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        old_len, new_len = i2 - i1, j2 - j1
+        hunks.append(Hunk(i1 + 1 if old_len else i1, old_len, j1 + 1 if new_len else j1, new_len))
     return hunks
 
 

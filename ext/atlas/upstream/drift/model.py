@@ -1,0 +1,57 @@
+"""What ``drift`` reports and ``bump`` applies: one record per citation, and the plan holding them.
+
+Shared by the git tools and :mod:`atlas.upstream.package_drift`, which carry citations the same
+way between two versions of a package; the command line prints these as a table or as JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from atlas.upstream.citations import CitationSite
+from atlas.upstream.registry import Upstream
+
+SHORT = 10  # hex digits of the old pin written into citations left behind
+STATUSES = ("unchanged", "moved", "changed", "gone")
+
+
+class DriftError(RuntimeError):
+    """The command cannot run (unknown upstream, unknown revision); one line for the user."""
+
+
+@dataclass
+class Record:
+    """One citation of the upstream: where it is, what it says now and after the move."""
+
+    page: str
+    line: int
+    kind: str
+    old: str
+    new: str
+    status: str
+    detail: str = ""
+    new_path: str | None = field(default=None, repr=False)
+    new_blob: str | None = field(default=None, repr=False)
+    linemap: dict[int, int] = field(default_factory=dict, repr=False)
+
+    def to_json(self) -> dict[str, object]:
+        out = asdict(self)
+        for private in ("new_path", "new_blob", "linemap"):
+            out.pop(private)
+        return out
+
+
+@dataclass
+class Plan:
+    """Everything a bump would do; ``drift`` prints it, ``bump`` applies it."""
+
+    upstream: Upstream
+    old: str
+    new: str
+    records: list[Record]
+    kept: list[CitationSite]  # citations with an explicit @REV other than the old pin
+    git_dir: Path | None = None  # the object store both commits were read from
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(r.status == s for r in self.records) for s in STATUSES}

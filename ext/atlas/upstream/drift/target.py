@@ -1,0 +1,88 @@
+"""The commit a pin moves to: REV resolved in the upstream's store, fetched (trees only) when
+the store lacks it, or the remote's default branch when no REV is given."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from atlas.upstream import partialclone
+from atlas.upstream.drift.gitcalls import run_git
+from atlas.upstream.drift.model import DriftError
+from atlas.upstream.gitstore import FULL_SHA, GitStore, UnsafePath, check_rev
+
+HEAD_REF = "refs/atlas/head"  # where the remote's default branch is fetched to
+FETCHED_REF = "refs/atlas/fetched"  # a named REV while it is fetched, before it gets its own ref
+
+
+def _rev_parse(git_dir: Path, name: str) -> str | None:
+    args = ("rev-parse", "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}")
+    proc = run_git(*args, git_dir=git_dir)
+    out = proc.stdout.decode().strip()
+    return out if proc.returncode == 0 and FULL_SHA.match(out) else None
+
+
+def resolve_target(git_dir: Path, rev: str | None, ours: bool) -> str:
+    """The full SHA of the target commit, fetching it (trees only) when the store lacks it.
+
+    No REV: the remote's default branch (fetched when reachable), else the newest commit the
+    store already has (``refs/atlas/head``, ``origin/HEAD``, ``HEAD``). ``ours``: the store is
+    the book's own partial clone, which may fetch; an existing one (an initialised submodule)
+    is only read.
+    """
+    if rev is None:
+        if ours:
+            try:
+                spec = f"+HEAD:{HEAD_REF}"
+                partialclone.run_fetch(
+                    git_dir,
+                    ["--depth=1", "--filter=blob:none", "origin", spec],
+                    None,
+                    "trees",
+                    None,
+                    quick=True,
+                )
+            except partialclone.FetchError:
+                pass  # offline: fall back on what the store holds
+        for name in (HEAD_REF, "refs/remotes/origin/HEAD", "HEAD"):
+            found = _rev_parse(git_dir, name)
+            if found:
+                return found
+        raise DriftError(
+            f"{git_dir} holds no branch head and the remote cannot be reached; give REV"
+        )
+    try:
+        check_rev(rev)
+    except UnsafePath as exc:
+        raise DriftError(str(exc)) from None
+    store = GitStore(git_dir)
+    try:
+        found = store.resolve(rev)
+    except LookupError as exc:
+        raise DriftError(f"{rev}: {exc}; give more hex digits") from None
+    finally:
+        store.close()
+    if found and not partialclone.missing_commits(git_dir, [found]):
+        return found
+    if not ours and not found:
+        raise DriftError(f"{rev} is not in {git_dir}; fetch it there first")
+    if FULL_SHA.match(rev.lower()) or found:
+        target = found or rev.lower()
+        partialclone.fetch_commits(git_dir, [target], (), None, quick=False)
+        return target
+    if re.fullmatch(r"[0-9a-fA-F]{7,39}", rev):
+        raise DriftError(f"{rev} is a short SHA the store does not hold; give the full SHA")
+    partialclone.run_fetch(
+        git_dir,
+        ["--depth=1", "--filter=blob:none", "origin", f"+{rev}:{FETCHED_REF}"],
+        None,
+        "trees",
+        None,
+        quick=False,
+    )
+    target = _rev_parse(git_dir, FETCHED_REF)
+    if target is None:
+        raise DriftError(f"{rev} did not resolve to a commit at the remote")
+    run_git("update-ref", f"{partialclone.COMMIT_REF}{target}", target, git_dir=git_dir)
+    run_git("update-ref", "-d", FETCHED_REF, git_dir=git_dir)
+    return target
