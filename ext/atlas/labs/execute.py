@@ -16,6 +16,7 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
+from atlas.bookroot import BookPaths
 from atlas.labs.cache import LABKIT, ResultCache, imports_digest, page_key, upstreams_digest
 from atlas.labs.model import (
     CRASHED,
@@ -75,7 +76,7 @@ def run_labs(
             results[docname] = _not_run(page_specs, "off", why)
         return sorted(changed | (reports if changed else set()))
 
-    upstreams = upstreams_digest(Path(app.confdir))
+    upstreams = upstreams_digest(BookPaths.from_app(app).root)
     configured = getattr(config, "atlas_labkit_root", None)  # atlas.teach's setting, if loaded
     labkit_root = Path(configured).resolve() if configured else LABKIT
     memory = int(config.atlas_labs_memory_limit_mb)

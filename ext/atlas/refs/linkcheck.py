@@ -39,6 +39,7 @@ from sphinx.builders.linkcheck import (
 from sphinx.util import logging
 from sphinx.util.http_date import rfc1123_to_epoch
 
+from atlas.bookroot import BookPaths
 from atlas.refs.arxiv import paper_identity
 from atlas.refs.cache import LinkCache
 from atlas.refs.github import Verifier
@@ -405,9 +406,7 @@ class AtlasLinkcheckBuilder(CheckExternalLinksBuilder):
             else outdir / "cache.json"
         )
         cache = LinkCache(cache_path, float(config.atlas_linkcheck_cache_days))
-        root = (
-            config.atlas_linkcheck_repo or getattr(config, "atlas_book_root", None) or self.confdir
-        )
+        root = config.atlas_linkcheck_repo or BookPaths.from_app(self._app).root
         verifier = Verifier(Path(root))
         checker = AtlasChecker(config, cache=cache, verifier=verifier)
         records: list[dict[str, Any]] = []

@@ -18,7 +18,7 @@ from sphinx.errors import SphinxError
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
-from atlas.bookroot import set_source
+from atlas.bookroot import BookPaths, set_source
 from atlas.upstream import lockcheck
 from atlas.upstream.resolve import (
     DRIFT,
@@ -27,7 +27,6 @@ from atlas.upstream.resolve import (
     OK,
     Resolution,
     Resolver,
-    default_resolver,
 )
 
 logger = logging.getLogger(__name__)
@@ -51,19 +50,15 @@ def resolver(env: BuildEnvironment) -> Resolver:
 
 
 def book_root(app: Sphinx) -> Path:
-    return Path(app.config.atlas_book_root or app.confdir).resolve()
+    return BookPaths.from_app(app).root
 
 
 def make_resolver(app: Sphinx) -> Resolver:
-    cfg = app.config
-    root = book_root(app)
-    res = default_resolver(
-        root,
-        stores_root=Path(cfg.atlas_upstreams_root) if cfg.atlas_upstreams_root else None,
-        cache_dir=Path(cfg.atlas_snippets_cache)
-        if cfg.atlas_snippets_cache
-        else root / "snippets_cache",
-        max_lines=int(cfg.atlas_upstream_max_lines),
+    paths = BookPaths.from_app(app)
+    root = paths.root
+    res = Resolver.from_paths(
+        paths,
+        max_lines=int(app.config.atlas_upstream_max_lines),
         # a frozen lock is checked against the whole book at the end (lockcheck), so that a
         # check run after an update build, which re-reads nothing, still sees every citation
         frozen=False,
