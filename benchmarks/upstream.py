@@ -13,9 +13,15 @@ Each build is a fresh ``sphinx-build -E`` (HTML, MyST, only the extension under 
 process; each figure is the best of ``--repeat`` runs. Ratios use CPU time (user + system of
 the build and its git child); wall-time ratios are printed beside them. Targets: cold <= 1.3x,
 warm <= 1.05x.
+
+Then ``blob reads``: the latency of one blob read, ``--reads`` reads of the same repository's
+blobs through our :class:`atlas.git.store.GitStore` and, when GitPython is importable, through
+its persistent ``cat-file`` (``Repo.git.get_object_data`` and ``Repo.odb.stream``), best of
+``max(--repeat, 5)`` rounds, the readers interleaved: the figures behind the choice of no
+GitPython (see :mod:`atlas.git`).
 Last line: one JSON object.
 
-    .venv/bin/python benchmarks/upstream.py [--repeat 3] [--citations 500]
+    .venv/bin/python benchmarks/upstream.py [--repeat 3] [--citations 500] [--reads 2000]
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -117,10 +124,58 @@ def sphinx(book: Path, env: dict[str, str]) -> tuple[float, float]:
     return took, usage.ru_utime + usage.ru_stime
 
 
+def per_read_ms(
+    readers: dict[str, Callable[[str], bytes]], shas: list[str], reads: int, rounds: int
+) -> dict[str, float]:
+    """Best milliseconds per read of each reader: ``rounds`` rounds of ``reads`` blob reads,
+    the readers interleaved within each round (so that the machine's load hits all alike),
+    after one warm-up read each (a persistent process is then already running)."""
+    for read in readers.values():
+        read(shas[0])
+    best = dict.fromkeys(readers, float("inf"))
+    for _ in range(rounds):
+        for name, read in readers.items():
+            start = time.perf_counter()
+            for i in range(reads):
+                read(shas[i % len(shas)])
+            best[name] = min(best[name], (time.perf_counter() - start) / reads * 1000)
+    return best
+
+
+def blob_reads(git_dir: Path, commit: str, reads: int, rounds: int) -> dict[str, float | None]:
+    """Per-read latency (ms) of our GitStore and of GitPython's two readers (None without it)."""
+    sys.path.insert(0, str(REPO / "ext"))
+    from atlas.git.store import GitStore
+
+    store = GitStore(git_dir)
+    readers: dict[str, Callable[[str], bytes]] = {"gitstore": lambda sha: store.read_object(sha)[1]}
+    repo = None
+    try:
+        import git as gitpython  # GitPython, when installed
+    except ImportError:
+        print("  blob reads: GitPython is not importable; its figures are skipped")
+    else:
+        repo = gitpython.Repo(git_dir)
+        readers["gitpython_get_object_data"] = lambda sha: repo.git.get_object_data(sha)[3]
+        readers["gitpython_odb_stream"] = lambda sha: repo.odb.stream(bytes.fromhex(sha)).read()
+    try:
+        folder = store.tree(store.resolve_path(commit, "pkg")[2])  # type: ignore[index]
+        shas = [sha for _mode, sha in folder.values()]
+        found: dict[str, float | None] = dict(per_read_ms(readers, shas, reads, rounds))
+    finally:
+        store.close()
+        if repo is not None:
+            repo.close()
+    for name in ("gitpython_get_object_data", "gitpython_odb_stream"):
+        found.setdefault(name, None)
+    return found
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--citations", type=int, default=500)
+    parser.add_argument("--reads", type=int, default=2000, help="blob reads per latency run")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="atlas-bench-"))
     try:
@@ -163,6 +218,7 @@ def main() -> int:
         cpu = {k: min(c for _, c in v) for k, v in runs.items()}
         blocks = (ours / "_build" / "p00.html").read_text().count("upstream-block")
         assert blocks == -(-args.citations // PAGES), f"only {blocks} blocks rendered"
+        latency = blob_reads(repo.git_dir, repo.head, args.reads, max(args.repeat, 5))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     ratio = {k: cpu[k] / cpu["literalinclude"] for k in ("cold", "warm")}
@@ -178,6 +234,9 @@ def main() -> int:
         if key in ratio:
             line += f"  ratio {ratio[key]:.3f} (wall {ratio_wall[key]:.3f}), {target}"
         print(line)
+    print(f"blob reads, ms per read (best of {max(args.repeat, 5)} rounds of {args.reads}):")
+    for name, value in latency.items():
+        print(f"  {name:<36} " + ("skipped" if value is None else f"{value:.4f}"))
     print(json.dumps({
         "citations": args.citations,
         "literalinclude_cpu_s": round(cpu["literalinclude"], 4),
@@ -189,6 +248,7 @@ def main() -> int:
         "ratio_warm_wall": round(ratio_wall["warm"], 4),
         "target_cold": 1.3,
         "target_warm": 1.05,
+        **{f"read_ms_{k}": None if v is None else round(v, 4) for k, v in latency.items()},
     }))  # fmt: skip
     return 0
 

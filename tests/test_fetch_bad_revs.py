@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from atlas.upstream import fetch
-from atlas.upstream.gitstore import GitStore
+from atlas.git.store import GitStore
 from atlas.upstream.resolve import ERROR, OK, Resolver
 from gitfixtures import Commit, FixtureUpstream, make_book, make_repo
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from atlas.upstream.citations import scan_book, scan_markdown
-from atlas.upstream.gitstore import GitStore, MissingObject, UnsafePath, store_for
+from atlas.git.store import GitStore, MissingObject, UnsafePath, store_for
 from atlas.upstream.lock import LockEntry, load_lock, lock_key, save_lock, text_hash
 from atlas.upstream.registry import Upstream, load_registry, object_store
 from atlas.upstream.spec import CitationSpec, SpecError, line_ranges, parse_spec

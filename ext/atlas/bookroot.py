@@ -6,6 +6,11 @@ nearest folder, from the current one upwards, that holds the book's ``conf.py`` 
 ``.gitmodules``) beside its ``source/`` pages. Run from ``source/parallelism/``, a command
 finds the same book as from the top.
 
+:class:`BookPaths` is the one answer to "where is what" for a build (:meth:`BookPaths.from_app`)
+and for a command (:meth:`BookPaths.from_cli`): the root, the pages, ``conf.py``'s folder, the
+snippet cache, the lock file and the folder of extra object stores. ``$ATLAS_UPSTREAMS_ROOT``
+is read here and nowhere else (:func:`extra_stores_root`).
+
 Messages that tell the reader to run something print a command that works as printed, from
 where they ran it: ``make lock`` at the root of a book with that target, else the Python of this
 very process (``.venv/bin/python -m atlas.upstream lock``), with ``--root`` when the current
@@ -17,10 +22,17 @@ from __future__ import annotations
 import os
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 SOURCE = "source"
 CONF = "conf.py"
+SNIPPETS_CACHE = "snippets_cache"
+LOCK_FILE = "upstreams.lock"
+# A folder of extra object stores (NAME.git or NAME), searched first: fixture books in tests and
+# benchmarks point it at their own repositories. The atlas_upstreams_root setting wins over it.
+UPSTREAMS_ROOT_ENV = "ATLAS_UPSTREAMS_ROOT"
 
 # Commands with a make target of the same job (target, the upstream command it runs).
 MAKE_TARGETS = {("lock",): "lock", ("fetch",): "upstreams"}
@@ -113,3 +125,76 @@ def command(root: Path, *args: str, cwd: Path | None = None) -> str:
     if source != SOURCE:
         tail += f" --source {source}"
     return f"{python(cwd)} -m atlas.upstream {' '.join(args)}{tail}"
+
+
+def extra_stores_root(given: Path | str | None = None) -> Path | None:
+    """The folder of extra object stores: ``given`` (``--stores``, ``atlas_upstreams_root``),
+    else ``$ATLAS_UPSTREAMS_ROOT``, else None. The only reader of that variable."""
+    if given:
+        return Path(given)
+    from_env = os.environ.get(UPSTREAMS_ROOT_ENV)
+    return Path(from_env) if from_env else None
+
+
+@dataclass(frozen=True)
+class BookPaths:
+    """Where the book's parts are, for a build or a maintainer command alike."""
+
+    root: Path  # the book's repository: .gitmodules, the gitlinks, upstreams.lock
+    source: Path  # the pages
+    conf_dir: Path  # conf.py's folder
+    snippets_cache: Path
+    lock_file: Path
+    stores_root: Path | None  # extra object stores, searched first (None: none)
+
+    @classmethod
+    def from_app(cls, app: Any) -> BookPaths:
+        """The paths of a Sphinx build: ``atlas_book_root`` (default: conf.py's folder),
+        ``atlas_snippets_cache`` and ``atlas_upstreams_root`` when the extension that declares
+        them is loaded."""
+        from atlas.upstream.config import UpstreamConfig  # typed, validated at config-inited
+
+        settings = UpstreamConfig.of(app)
+        conf_dir = Path(app.confdir or app.srcdir).resolve()
+        root = Path(settings.book_root or conf_dir).resolve()
+        return cls(
+            root=root,
+            source=Path(app.srcdir).resolve(),
+            conf_dir=conf_dir,
+            snippets_cache=settings.snippets_cache or root / SNIPPETS_CACHE,
+            lock_file=root / LOCK_FILE,
+            stores_root=extra_stores_root(settings.upstreams_root),
+        )
+
+    @classmethod
+    def from_cli(
+        cls,
+        root: Path | str | None = None,
+        source: str = SOURCE,
+        stores: Path | str | None = None,
+        start: Path | None = None,
+    ) -> BookPaths:
+        """The paths of a command: ``--root`` (else the book around ``start``, default the
+        current folder; see :func:`find_root`), ``--source``, ``--stores``. NotABook when there
+        is no book."""
+        found = find_root(root, start=start, source=source)
+        return cls(
+            root=found,
+            source=found / source,
+            conf_dir=found,
+            snippets_cache=found / SNIPPETS_CACHE,
+            lock_file=found / LOCK_FILE,
+            stores_root=extra_stores_root(stores),
+        )
+
+
+def package_book() -> Path:
+    """The book this ``atlas`` package belongs to (``ROOT/ext/atlas``), for code that runs
+    without Sphinx or a command line, such as labs reading upstream code at the pin. Outside a
+    book (an installed package), the package's grandparent: its registry is empty, so readers
+    say the upstream is unavailable."""
+    package = Path(__file__).resolve().parent
+    try:
+        return find_root(start=package)
+    except NotABook:
+        return package.parents[1]

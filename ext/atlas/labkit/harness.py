@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import math
 import unittest
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-import atlas
+from atlas.bookroot import package_book
 
 if TYPE_CHECKING:
     import torch
@@ -35,11 +34,11 @@ def read_upstream(name: str, path: str, *, label_with_path: bool = False) -> tup
     (:mod:`atlas.upstream.labpaths`).
     """
     try:
-        from atlas.upstream.gitstore import MissingObject, store_for
+        from atlas.git.store import MissingObject, store_for
         from atlas.upstream.registry import load_registry, object_store
     except ImportError as exc:  # pragma: no cover - the book ships atlas.upstream
         raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
-    root = Path(atlas.__file__).resolve().parents[2]
+    root = package_book()
     upstream = load_registry(root).get(name)
     if upstream is None or upstream.pin is None:
         raise UpstreamUnavailable(f"{name} is not registered with a pin in {root}")

@@ -16,6 +16,7 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
+from atlas.bookroot import BookPaths
 from atlas.labs.cache import LABKIT, ResultCache, imports_digest, page_key, upstreams_digest
 from atlas.labs.config import LabsConfig
 from atlas.labs.model import (
@@ -77,7 +78,7 @@ def run_labs(
             results[docname] = _not_run(page_specs, "off", why)
         return sorted(changed | (reports if changed else set()))
 
-    upstreams = upstreams_digest(Path(app.confdir))
+    upstreams = upstreams_digest(BookPaths.from_app(app).root)
     configured = TeachConfig.of(app).labkit_root  # atlas.teach's setting (None if not loaded)
     labkit_root = configured.resolve() if configured else LABKIT
     memory = settings.memory_limit_mb

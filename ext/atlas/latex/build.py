@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from atlas.git.repo import last_commit_time
 from atlas.latex import logscan, tools
 
 # Overfull lines narrower than this are invisible in print; wider ones are listed.
@@ -32,16 +33,7 @@ def _say(message: str) -> None:
 def _source_date_epoch(repo: Path) -> str | None:
     """The time of the book's last commit: the PDF's dates then follow the commit, not the
     clock (the diagrams Chromium draws still carry their own)."""
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(repo), "log", "-1", "--format=%ct"],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return out.stdout.strip() or None
+    return last_commit_time(repo)
 
 
 def run_sphinx(source: Path, build: Path, conf_dir: Path, extra: list[str]) -> int:

@@ -17,21 +17,20 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
 from atlas.assets.config import AssetsConfig
-from atlas.bookroot import command, set_source
+from atlas.bookroot import BookPaths, command, set_source
+from atlas.git.repo import GitmodulesError, gitlinks, gitmodules
 from atlas.project.errors import Problem, fail, shown
 from atlas.refs.bib import ENTRY_START
-from atlas.upstream.config import UpstreamConfig
 
 
 def book_root(app: Sphinx, config: Config) -> Path:
-    return Path(UpstreamConfig.of(config).book_root or app.confdir).resolve()
+    return BookPaths.from_app(app).root
 
 
 # -- upstreams.lock -----------------------------------------------------------------------------
@@ -55,24 +54,17 @@ def check_lock(root: Path) -> list[Problem]:
 
 
 # -- .gitmodules and gitlinks -------------------------------------------------------------------
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    from atlas.upstream.registry import git_env
-
-    return subprocess.run(
-        ["git", "-C", str(root), *args], capture_output=True, text=True, env=git_env(), check=False
-    )
-
-
 def check_gitmodules(root: Path) -> list[Problem]:
-    gitmodules = root / ".gitmodules"
-    if not gitmodules.is_file():
+    gitmodules_file = root / ".gitmodules"
+    if not gitmodules_file.is_file():
         return []
-    where = shown(gitmodules)
+    where = shown(gitmodules_file)
     restore = "or restore it with `git checkout -- .gitmodules`"
-    proc = _git(root, "config", "-f", ".gitmodules", "-z", "--list")
-    if proc.returncode != 0:
-        line = re.search(r"line (\d+)", proc.stderr)
-        said = proc.stderr.strip().splitlines()[0] if proc.stderr.strip() else "unreadable"
+    try:
+        entries = gitmodules(root)
+    except GitmodulesError as exc:
+        line = re.search(r"line (\d+)", exc.said)
+        said = exc.said.splitlines()[0] if exc.said else "unreadable"
         said = re.sub(r"^(fatal|error): ", "", said)
         return [
             Problem(
@@ -83,13 +75,7 @@ def check_gitmodules(root: Path) -> list[Problem]:
                 int(line.group(1)) if line else None,
             )
         ]
-    entries: dict[str, dict[str, str]] = {}
-    for item in proc.stdout.split("\0"):
-        key, _, value = item.partition("\n")
-        if key.startswith("submodule."):
-            name, _, field = key[len("submodule.") :].rpartition(".")
-            entries.setdefault(name, {})[field] = value
-    text = gitmodules.read_text(encoding="utf-8", errors="replace").splitlines()
+    text = gitmodules_file.read_text(encoding="utf-8", errors="replace").splitlines()
 
     def line_of(name: str) -> int | None:
         head = re.compile(rf'^\s*\[submodule\s+"{re.escape(name)}"\]')
@@ -108,15 +94,9 @@ def check_gitmodules(root: Path) -> list[Problem]:
                         line_of(name),
                     )
                 )
-    listed = _git(root, "ls-files", "--stage", "-z")
-    if listed.returncode != 0:  # not a git repository: nothing pins anything
+    links = gitlinks(root)
+    if links is None:  # not a git repository: nothing pins anything
         return problems
-    links = {}
-    for item in listed.stdout.split("\0"):
-        meta, _, path = item.partition("\t")
-        parts = meta.split()
-        if len(parts) == 3 and parts[0] == "160000":
-            links[path] = parts[1]
     paths = {fields.get("path", ""): name for name, fields in entries.items()}
     for path, sha in sorted(links.items()):
         if path not in paths:

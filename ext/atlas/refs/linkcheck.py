@@ -39,11 +39,11 @@ from sphinx.builders.linkcheck import (
 from sphinx.util import logging
 from sphinx.util.http_date import rfc1123_to_epoch
 
+from atlas.bookroot import BookPaths
 from atlas.refs.arxiv import paper_identity
 from atlas.refs.cache import LinkCache
 from atlas.refs.config import RefsConfig
 from atlas.refs.github import Verifier
-from atlas.upstream.config import UpstreamConfig
 
 logger = logging.getLogger(__name__)
 
@@ -405,7 +405,7 @@ class AtlasLinkcheckBuilder(CheckExternalLinksBuilder):
         settings = RefsConfig.of(config)
         outdir = Path(self.outdir)
         cache = LinkCache(settings.cache_path or outdir / "cache.json", settings.cache_days)
-        root = settings.repo or UpstreamConfig.of(config).book_root or self.confdir
+        root = settings.repo or BookPaths.from_app(self._app).root
         verifier = Verifier(Path(root))
         checker = AtlasChecker(config, cache=cache, verifier=verifier)
         records: list[dict[str, Any]] = []

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from atlas.bookroot import NotABook, command, find_root, set_source
+from atlas.bookroot import BookPaths, NotABook, command, set_source
+from atlas.git.store import close_all
 from atlas.upstream.citations import CitationSite, scan_book
-from atlas.upstream.gitstore import close_all
 from atlas.upstream.lock import LockEntry, LockError, key_lines, load_lock, load_revs, save_lock
 from atlas.upstream.resolve import DRIFT, ERROR, MISSING, OK, Resolution, Resolver
 
@@ -97,8 +96,6 @@ def stale_table(stale: list[Stale], root: Path) -> str:
 def resolve_sites(
     root: Path, source: str, stores: Path | None, lock: dict[str, LockEntry] | None = None
 ) -> tuple[Resolver, list[Row]]:
-    if stores is None and os.environ.get("ATLAS_UPSTREAMS_ROOT"):
-        stores = Path(os.environ["ATLAS_UPSTREAMS_ROOT"])
     _ROOT[0] = Path(root)
     resolver = Resolver(root, stores_root=stores, read_cache=False, lock=lock)
     rows = []
@@ -250,11 +247,12 @@ def run_lock(args: argparse.Namespace) -> int:
 def main(argv: list[str]) -> int:
     args = _args(argv)
     try:
-        args.root = find_root(args.root, source=args.source)
+        paths = BookPaths.from_cli(args.root, args.source, args.stores)
     except NotABook as exc:
         print(f"{argv[0]}: {exc}", file=sys.stderr)
         return 2
-    set_source(args.root, args.root / args.source)
+    args.root, args.stores = paths.root, paths.stores_root
+    set_source(paths.root, paths.source)
     try:
         return run_check(args) if argv[0] == "check" else run_lock(args)
     except ValueError as exc:  # an unreadable lock or .gitmodules: say so, no traceback

@@ -18,7 +18,7 @@ from sphinx.errors import SphinxError
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
-from atlas.bookroot import set_source
+from atlas.bookroot import BookPaths, set_source
 from atlas.upstream import lockcheck
 from atlas.upstream.config import UpstreamConfig
 from atlas.upstream.permalink import COMMIT
@@ -29,7 +29,6 @@ from atlas.upstream.resolve import (
     OK,
     Resolution,
     Resolver,
-    default_resolver,
 )
 from atlas.upstream.state import upstream_state
 
@@ -57,17 +56,15 @@ def resolver(env: BuildEnvironment) -> Resolver:
 
 
 def book_root(app: Sphinx) -> Path:
-    return Path(UpstreamConfig.of(app).book_root or app.confdir).resolve()
+    return BookPaths.from_app(app).root
 
 
 def make_resolver(app: Sphinx) -> Resolver:
-    cfg = UpstreamConfig.of(app)
-    root = book_root(app)
-    res = default_resolver(
-        root,
-        stores_root=cfg.upstreams_root,
-        cache_dir=cfg.snippets_cache or root / "snippets_cache",
-        max_lines=cfg.max_lines,
+    paths = BookPaths.from_app(app)
+    root = paths.root
+    res = Resolver.from_paths(
+        paths,
+        max_lines=UpstreamConfig.of(app).max_lines,
         # a frozen lock is checked against the whole book at the end (lockcheck), so that a
         # check run after an update build, which re-reads nothing, still sees every citation
         frozen=False,

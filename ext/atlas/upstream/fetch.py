@@ -7,7 +7,7 @@ everything present and transfers nothing. A clone is built in a temporary folder
 into place, so an interrupted first run leaves nothing half-made; an interrupted later fetch
 leaves git's own atomic packs, and the next run completes them.
 
-This is the only code that transfers objects: reads during a build never fetch (gitstore).
+This is the only code that transfers objects: reads during a build never fetch (atlas.git).
 """
 
 from __future__ import annotations
@@ -15,22 +15,17 @@ from __future__ import annotations
 import argparse
 import io
 import re
-import subprocess
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from atlas.bookroot import NotABook, command, find_root
-from atlas.upstream.gitstore import (
-    FULL_SHA,
-    HEX,
-    GitStore,
-    GitStoreError,
-    MissingObject,
-    UnsafePath,
-)
+from atlas.bookroot import BookPaths, NotABook, command
+from atlas.git import repo
+from atlas.git.revs import KnownRevs, expand_rev
+from atlas.git.store import HEX, GitStore, GitStoreError, MissingObject, UnsafePath
+from atlas.upstream.lock import load_lock, lock_shas
 from atlas.upstream.partialclone import (
     FetchError,
     Progress,
@@ -47,7 +42,7 @@ from atlas.upstream.partialclone import (
     pack_bytes,
     run_fetch,
 )
-from atlas.upstream.registry import Upstream, git_env, load_registry, object_store
+from atlas.upstream.registry import Upstream, load_registry, object_store
 
 
 # -- what the book needs ------------------------------------------------------------------------
@@ -78,45 +73,16 @@ class Needs:
 def lock_revs(book_root: Path) -> dict[str, set[str]]:
     """Full commit SHAs the lock file knows, per upstream (to expand short revs offline)."""
     try:
-        from atlas.upstream.lock import load_lock
-    except ImportError:  # pragma: no cover - lock.py is part of the same package
-        return {}
-    try:
-        data = load_lock(book_root)
+        return lock_shas(load_lock(book_root))
     except (OSError, ValueError):
         return {}
-    found: dict[str, set[str]] = {}
-    for key in data:
-        match = re.match(r"^([A-Za-z0-9][\w.-]*)@([0-9a-f]{40}) ", str(key))
-        if match:
-            found.setdefault(match.group(1), set()).add(match.group(2))
-    return found
 
 
 @lru_cache(maxsize=32)
 def past_pins(book_root: Path, up: Upstream) -> set[str]:
     """Every commit the book's history ever pinned NAME to: a citation left behind by a bump
     (``NAME@OLDSHORT``) names one, and a remote can only be asked for a full SHA."""
-    proc = subprocess.run(
-        [
-            "git",
-            "-C",
-            str(book_root),
-            "log",
-            "--all",
-            "--format=",
-            "--raw",
-            "--no-abbrev",
-            "--",
-            up.path,
-        ],
-        capture_output=True,
-        text=True,
-        env=git_env(),
-        check=False,
-    )
-    found = set(re.findall(r"\b[0-9a-f]{40}\b", proc.stdout)) if proc.returncode == 0 else set()
-    return found - {"0" * 40}
+    return repo.past_pins(book_root, up.path)
 
 
 def collect_needs(
@@ -179,27 +145,25 @@ def _expand_rev(
     otherwise (None), or a note in need.unresolved for a short SHA nothing can expand."""
     up = need.upstream
     low = rev.lower()
-    if FULL_SHA.match(low):
-        return low
-    hexlike = bool(HEX.match(low))
-    if hexlike and up.pin and up.pin.startswith(low):
-        return up.pin
+    found = expand_rev(rev, KnownRevs(pin=up.pin))  # a full SHA, or the pin: no objects needed
+    if found:
+        return found
     if up.name not in stores:
         git_dir = object_store(book_root, up)
         stores[up.name] = GitStore(git_dir) if git_dir else None
     store = stores[up.name]
     if store is not None:
         try:
-            found = store.resolve(rev)
+            found = expand_rev(rev, store=store)  # a tag or a prefix of a commit it holds
         except (LookupError, UnsafePath):
             found = None
         if found:
             return found
-    if hexlike:
-        candidates = known.get(up.name, set()) | past_pins(book_root, up)
-        matches = sorted(sha for sha in candidates if sha.startswith(low))
-        if len(matches) == 1:
-            return matches[0]
+    if HEX.match(low):
+        shas = known.get(up.name, set()) | past_pins(book_root, up)
+        found = KnownRevs(shas=shas).expand(rev)
+        if found:
+            return found
         if not re.fullmatch(r"[0-9a-f]{7,39}", low):
             need.refs.setdefault(rev, set())  # all-hex but not a SHA length: may be a tag
             return None
@@ -489,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--source", default="source", help="pages folder under the root")
     args = parser.parse_args((argv or [])[1:] if argv and argv[0] == "fetch" else argv)
     try:
-        root = find_root(args.root)
+        root = BookPaths.from_cli(args.root).root
     except NotABook as exc:
         print(f"fetch: {exc}", file=sys.stderr)
         return 2
@@ -544,15 +508,6 @@ def _run(
     else:
         print(summary(results), file=sys.stderr)
     return 0
-
-
-def find_book_root(given: Path | None) -> Path | None:
-    """The book's root (see :func:`atlas.bookroot.find_root`): ``given``, else the book around
-    the current folder; None when there is none (the caller says so)."""
-    try:
-        return find_root(given)
-    except NotABook:
-        return None
 
 
 if __name__ == "__main__":

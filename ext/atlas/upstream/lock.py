@@ -12,8 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 LOCK_NAME = "upstreams.lock"
@@ -50,6 +52,68 @@ def lock_key(
     given = {k: options[k] for k in TEXT_OPTIONS if options and options.get(k) is not None}
     extra = [f"{k}={v}" if v != "" else k for k, v in given.items()]
     return key + (f" [{';'.join(extra)}]" if extra else "")
+
+
+@dataclass(frozen=True)
+class LockKey:
+    """A lock key taken apart: what :func:`lock_key` put together."""
+
+    name: str
+    commit: str
+    path: str
+    selector: str | None
+    options: dict[str, str] = field(default_factory=dict)
+
+
+_KEY_HEAD = re.compile(r"^([A-Za-z0-9][\w.-]*)@([0-9a-f]{40}(?:[0-9a-f]{24})?)$")
+_KEY_RANGES = re.compile(r"^\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*$")
+
+
+def parse_lock_key(key: str) -> LockKey:
+    """The inverse of :func:`lock_key`; ValueError for a string that is not a lock key."""
+    head, _, rest = key.partition(" ")
+    match = _KEY_HEAD.match(head)
+    if match is None or not rest:
+        raise ValueError(f"{key!r} is not a lock key (NAME@FULLSHA PATH[:SELECTOR] [OPTIONS])")
+    options: dict[str, str] = {}
+    rest, bracket, given = rest.partition(" [")  # a cited path holds no space
+    if bracket:
+        if not given.endswith("]"):
+            raise ValueError(f"{key!r}: options not closed by ']'")
+        for item in given[:-1].split(";"):
+            option, _, value = item.partition("=")
+            options[option] = value
+    if "::" in rest:
+        path, _, symbol = rest.partition("::")
+        selector: str | None = "::" + symbol
+    else:
+        path, colon, tail = rest.rpartition(":")
+        if colon and _KEY_RANGES.match(tail):
+            selector = tail
+        else:
+            path, selector = rest, None
+    return LockKey(match.group(1), match.group(2), path, selector, options)
+
+
+def parse_rev_key(key: str) -> tuple[str, str]:
+    """(NAME, REV) of a key of the lock's ``revs`` map, ``NAME@REV``."""
+    name, at, rev = key.partition("@")
+    if not (name and at and rev):
+        raise ValueError(f"{key!r} is not NAME@REV")
+    return name, rev
+
+
+def lock_shas(keys: Iterable[str]) -> dict[str, set[str]]:
+    """Per upstream, the full commit SHAs that lock keys name (to expand short revs offline);
+    strings that are not lock keys are passed over."""
+    found: dict[str, set[str]] = {}
+    for key in keys:
+        try:
+            parsed = parse_lock_key(str(key))
+        except ValueError:
+            continue
+        found.setdefault(parsed.name, set()).add(parsed.commit)
+    return found
 
 
 def lock_path(root: Path) -> Path:

@@ -25,6 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from atlas.bookroot import BookPaths, NotABook
 from atlas.upstream.citations import CitationSite, scan_book
 from atlas.upstream.drift import (
     SHORT,
@@ -320,16 +321,7 @@ def apply(book_root: Path, the_plan: Plan, new_files: FileSet) -> dict[str, obje
 def book_root(given: Path | None) -> Path:
     """The book's root, found as the other maintainer commands find it."""
     try:
-        from atlas.bookroot import NotABook, find_root
-    except ImportError:  # older trees: the top of the git work tree
-        from atlas.upstream.fetch import find_book_root
-
-        found = find_book_root(given)
-        if found is None:
-            raise DriftError("not inside the book's git repository; give --root") from None
-        return found
-    try:
-        return find_root(given)
+        return BookPaths.from_cli(given).root
     except NotABook as exc:
         raise DriftError(str(exc)) from None
 

@@ -5,7 +5,7 @@ leaves nothing half-made; git's own packs are atomic, so a later fetch cut short
 worst a commit without its trees, which :func:`missing_commits` notices. Every transfer goes
 through :func:`run_fetch`: git's progress relayed to one plain-text bar, a watchdog that gives
 up on a silent remote, and one line saying why when it fails. Nothing else in the package
-transfers objects (reads never fetch, see gitstore).
+transfers objects (reads never fetch, see :mod:`atlas.git`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from atlas.upstream.registry import Upstream, git_common_dir, git_env, object_store
+from atlas.git import process
+from atlas.git.repo import common_dir
+from atlas.upstream.registry import Upstream, object_store
 
 STORES_DIR = "atlas-upstreams"
 COMMIT_REF = "refs/atlas/commits/"  # keeps every fetched commit reachable (gc never drops it)
@@ -39,15 +41,14 @@ class FetchError(RuntimeError):
 
 # -- the store ----------------------------------------------------------------------------------
 def store_dir(book_root: Path, name: str) -> Path:
-    common = git_common_dir(Path(book_root).resolve())
+    common = common_dir(Path(book_root).resolve())
     if common is None:
         raise FetchError(f"{book_root} is not inside a git repository; clone the book with git")
     return common / STORES_DIR / f"{name}.git"
 
 
 def _env(quick: bool) -> dict[str, str]:
-    env = git_env()
-    env["GIT_NO_LAZY_FETCH"] = "1"  # our reads never fetch behind our back
+    env = process.git_env(lazy_fetch=False)  # our reads never fetch behind our back
     env["GIT_HTTP_LOW_SPEED_LIMIT"] = "1000"
     env["GIT_HTTP_LOW_SPEED_TIME"] = str(QUICK_S if quick else STALL_S)
     env.setdefault(
@@ -64,15 +65,7 @@ def git(
     timeout: float | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run git on a store (never a pager, never a prompt, never a lazy fetch)."""
-    return subprocess.run(
-        ["git", f"--git-dir={git_dir}", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=_env(quick),
-        timeout=timeout,
-        check=False,
-    )
+    return process.run(*args, git_dir=git_dir, stdin=stdin, env=_env(quick), timeout=timeout)
 
 
 def pack_bytes(git_dir: Path) -> tuple[int, int]:
@@ -121,12 +114,7 @@ def create_store(target: Path, url: str) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
-    proc = subprocess.run(
-        ["git", "init", "--bare", "--quiet", str(tmp)],
-        capture_output=True,
-        text=True,
-        env=git_env(),
-    )
+    proc = process.run("init", "--bare", "--quiet", str(tmp))
     if proc.returncode != 0:
         raise FetchError(f"cannot create {tmp}: {proc.stderr.strip()}")
     for key, value in (
@@ -213,16 +201,14 @@ def run_fetch(
     """``git fetch --progress ARGS``, relaying git's progress to our bar; FetchError on failure."""
     # noop negotiation, as git's own lazy fetch does: advertising the commits we hold would
     # make the server assume we hold their blobs too, and send nothing.
-    cmd = ["git", f"--git-dir={git_dir}", "-c", "fetch.negotiationAlgorithm=noop", "fetch"]
-    cmd += ["--progress", "--no-tags", *args]
-    env = _env(quick)
-    proc = subprocess.Popen(
-        cmd,
+    proc = process.popen(
+        "-c", "fetch.negotiationAlgorithm=noop", "fetch", "--progress", "--no-tags", *args,
+        git_dir=git_dir,
+        env=_env(quick),
         stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env=env,
-    )
+    )  # fmt: skip
     if stdin is not None:
         assert proc.stdin is not None
         try:

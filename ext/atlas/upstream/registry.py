@@ -7,39 +7,19 @@ so permalinks work everywhere (CI included).
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
+from atlas.bookroot import extra_stores_root
+from atlas.git.process import git_env  # noqa: F401  (drift.py imports it from here)
+from atlas.git.repo import common_dir, gitlinks, gitmodules
 from atlas.upstream.permalink import build as build_permalink
 
-# Environment variable that points at a folder of extra object stores (NAME.git or NAME), first
-# in the search order: fixture books in tests point it at their own fixture repositories.
-UPSTREAMS_ROOT_ENV = "ATLAS_UPSTREAMS_ROOT"
 LINK_ONLY_KEY = "atlas-link-only-pin"
 _GITHUB = re.compile(
     r"^(?:https?://|ssh://git@|git@)github\.com[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$"
 )
-
-
-def git_env() -> dict[str, str]:
-    """Environment for our own git processes: never prompt, never touch the user's pager."""
-    env = dict(os.environ)
-    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"})
-    return env
-
-
-def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", "-C", str(cwd), *args],
-        capture_output=True,
-        text=True,
-        env=git_env(),
-        check=False,
-    )
 
 
 @dataclass(frozen=True)
@@ -72,47 +52,12 @@ class Upstream:
         return build_permalink(self.web_url, commit, path, lines)
 
 
-def _gitmodules(book_root: Path) -> dict[str, dict[str, str]]:
-    """``submodule.NAME.KEY = VALUE`` entries of .gitmodules, read by git itself."""
-    if not (book_root / ".gitmodules").is_file():
-        return {}
-    proc = _git(book_root, "config", "-f", ".gitmodules", "-z", "--list")
-    if proc.returncode != 0:
-        raise ValueError(
-            f"{book_root / '.gitmodules'} cannot be read by git: {proc.stderr.strip()}"
-        )
-    found: dict[str, dict[str, str]] = {}
-    for item in proc.stdout.split("\0"):
-        if not item:
-            continue
-        key, _, value = item.partition("\n")
-        if not key.startswith("submodule."):
-            continue
-        name, _, field = key[len("submodule.") :].rpartition(".")
-        found.setdefault(name, {})[field] = value
-    return found
-
-
-def _gitlinks(book_root: Path) -> dict[str, str]:
-    """Path -> full SHA of every gitlink (mode 160000) in the book's index."""
-    proc = _git(book_root, "ls-files", "--stage", "-z")
-    if proc.returncode != 0:
-        return {}
-    links: dict[str, str] = {}
-    for item in proc.stdout.split("\0"):
-        meta, _, path = item.partition("\t")
-        parts = meta.split()
-        if len(parts) == 3 and parts[0] == "160000":
-            links[path] = parts[1]
-    return links
-
-
 def load_registry(book_root: Path) -> dict[str, Upstream]:
     """Every upstream registered in the book's .gitmodules, with its pin from the gitlink."""
     book_root = Path(book_root)
-    links = _gitlinks(book_root)
+    links = gitlinks(book_root) or {}
     registry: dict[str, Upstream] = {}
-    for name, fields in _gitmodules(book_root).items():
+    for name, fields in gitmodules(book_root).items():  # GitmodulesError is a ValueError
         path = fields.get("path", name)
         registry[name] = Upstream(
             name=name,
@@ -122,16 +67,6 @@ def load_registry(book_root: Path) -> dict[str, Upstream]:
             link_only_pin=fields.get(LINK_ONLY_KEY.lower()) or fields.get(LINK_ONLY_KEY),
         )
     return registry
-
-
-@lru_cache(maxsize=64)
-def git_common_dir(book_root: Path) -> Path | None:
-    """The book repository's common git dir (shared by worktrees), or None outside git."""
-    proc = _git(book_root, "rev-parse", "--git-common-dir")
-    if proc.returncode != 0:
-        return None
-    path = Path(proc.stdout.strip())
-    return (path if path.is_absolute() else book_root / path).resolve()
 
 
 def _is_git_dir(path: Path) -> bool:
@@ -159,13 +94,11 @@ def store_candidates(
     """Where an upstream's objects may live, in search order (for messages and tools)."""
     book_root = Path(book_root)
     found: list[Path] = []
-    extra = stores_root or (
-        Path(os.environ[UPSTREAMS_ROOT_ENV]) if os.environ.get(UPSTREAMS_ROOT_ENV) else None
-    )
+    extra = extra_stores_root(stores_root)
     if extra is not None:
         found += [Path(extra) / f"{upstream.name}.git", Path(extra) / upstream.name]
     found.append(book_root / upstream.path / ".git")
-    common = git_common_dir(book_root)
+    common = common_dir(book_root)
     if common is not None:
         found.append(common / "modules" / upstream.name)
         found.append(common / "atlas-upstreams" / f"{upstream.name}.git")

@@ -11,24 +11,25 @@ placeholder, provided the lock proves the citation was once checked against real
 from __future__ import annotations
 
 import difflib
-import os
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from atlas.bookroot import command
+from atlas.bookroot import BookPaths, command
+from atlas.git import process
+from atlas.git.revs import NOTHING_KNOWN, KnownRevs, expand_rev
+from atlas.git.store import GitStore, GitStoreError, MissingObject, UnsafePath, store_for
 from atlas.upstream.cache import CachedSnippet, SnippetCache, cache_key
-from atlas.upstream.gitstore import (
-    FULL_SHA,
-    GitStore,
-    GitStoreError,
-    MissingObject,
-    UnsafePath,
-    store_for,
+from atlas.upstream.lock import (
+    LockEntry,
+    load_lock,
+    load_revs,
+    lock_key,
+    lock_shas,
+    parse_rev_key,
+    text_hash,
 )
-from atlas.upstream.lock import LockEntry, load_lock, load_revs, lock_key, text_hash
-from atlas.upstream.registry import Upstream, git_env, load_registry, object_store
+from atlas.upstream.registry import Upstream, load_registry, object_store
 from atlas.upstream.select import (
     DEFAULT_MAX_LINES,
     ContainsError,
@@ -169,6 +170,16 @@ class Resolver:
             )
         self.installed = Installed()
 
+    @classmethod
+    def from_paths(cls, paths: BookPaths, **kwargs: object) -> Resolver:
+        """The resolver of the book at ``paths`` (its stores, its snippet cache)."""
+        return cls(
+            paths.root,
+            stores_root=paths.stores_root,
+            cache_dir=paths.snippets_cache,
+            **kwargs,  # type: ignore[arg-type]
+        )
+
     # -- stores -----------------------------------------------------------------------------------
     def store(self, upstream: Upstream) -> GitStore | None:
         if upstream.name not in self._stores:
@@ -181,13 +192,25 @@ class Resolver:
 
     def _refs(self, store: GitStore) -> list[str]:
         """Tags and branches of a store, for 'commits that exist' hints (error path only)."""
-        proc = subprocess.run(
-            ["git", "--git-dir", str(store.git_dir), "for-each-ref", "--count=12",
-             "--sort=-creatordate", "--format=%(refname:short) %(objectname:short=8)",
-             "refs/tags", "refs/heads"],
-            capture_output=True, text=True, env=git_env(), check=False,
+        proc = process.run(
+            "for-each-ref", "--count=12", "--sort=-creatordate",
+            "--format=%(refname:short) %(objectname:short=8)", "refs/tags", "refs/heads",
+            git_dir=store.git_dir,
         )  # fmt: skip
         return [line for line in proc.stdout.splitlines() if line.strip()]
+
+    def known_revs(self, up: Upstream) -> KnownRevs:
+        """What the book knows of an upstream's commits without its objects: the pin, the
+        lock's revs and the full SHAs its keys name."""
+        recorded = {}
+        for key, sha in self.revs.items():
+            try:
+                name, rev = parse_rev_key(key)
+            except ValueError:
+                continue
+            if name == up.name:
+                recorded[rev] = sha
+        return KnownRevs(up.pin, recorded, lock_shas(self.lock).get(up.name, set()))
 
     # -- steps ------------------------------------------------------------------------------------
     def _commit(self, res: Resolution, store: GitStore | None) -> str | None:
@@ -201,43 +224,33 @@ class Resolver:
                     f"160000,SHA,{up.path}` or give @REV"
                 )
             return up.pin
-        if store is not None:
-            try:
-                found = store.resolve(spec.rev)
-            except LookupError:
-                raise _Fail(
-                    f"revision '{spec.rev}' is ambiguous in {up.name}; give more hex digits"
-                ) from None
-            except UnsafePath as exc:
-                raise _Fail(str(exc)) from None
-            if found is None:
-                exists = [f"the pin {up.pin[:8]}"] if up.pin else []
-                exists += self._refs(store)
-                what = (
-                    f"commit '{spec.rev}' is not"
-                    if HEX_REV.match(spec.rev)
-                    else f"revision '{spec.rev}' is neither a commit SHA (7 to 40 hex digits) "
-                    "nor a tag"
-                )
-                raise _Fail(
-                    f"{what} in {up.name}'s objects ({store.git_dir}); commits "
-                    f"that exist: {', '.join(exists) or 'none'}; fix the @REV, or fetch it "
-                    f"(`{command(self.book_root, 'fetch')}`)"
-                )
-            if found != spec.rev:
-                res.rev_key = f"{up.name}@{spec.rev}"
+        known = NOTHING_KNOWN if store is not None else self.known_revs(up)  # objects decide
+        try:
+            found = expand_rev(spec.rev, known, store)
+        except LookupError:
+            raise _Fail(
+                f"revision '{spec.rev}' is ambiguous in {up.name}; give more hex digits"
+            ) from None
+        except UnsafePath as exc:
+            raise _Fail(str(exc)) from None
+        if store is None:
             return found
-        if FULL_SHA.match(spec.rev):
-            return spec.rev
-        if up.pin and up.pin.startswith(spec.rev):
-            return up.pin
-        prefix = f"{up.name}@{spec.rev}"
-        if prefix in self.revs:
-            return self.revs[prefix]
-        known = {k.split(" ", 1)[0] for k in self.lock if k.startswith(prefix)}
-        if len(known) == 1:
-            return known.pop().split("@", 1)[1]
-        return None
+        if found is None:
+            exists = [f"the pin {up.pin[:8]}"] if up.pin else []
+            exists += self._refs(store)
+            what = (
+                f"commit '{spec.rev}' is not"
+                if HEX_REV.match(spec.rev)
+                else f"revision '{spec.rev}' is neither a commit SHA (7 to 40 hex digits) nor a tag"
+            )
+            raise _Fail(
+                f"{what} in {up.name}'s objects ({store.git_dir}); commits "
+                f"that exist: {', '.join(exists) or 'none'}; fix the @REV, or fetch it "
+                f"(`{command(self.book_root, 'fetch')}`)"
+            )
+        if found != spec.rev:
+            res.rev_key = f"{up.name}@{spec.rev}"
+        return found
 
     def _snippet(self, res: Resolution, store: GitStore | None) -> CachedSnippet | None:
         spec, commit = res.spec, res.commit
@@ -426,10 +439,3 @@ class Resolver:
 
 class _Fail(Exception):
     """Internal: one citation error with its message."""
-
-
-def default_resolver(book_root: Path, **kwargs: object) -> Resolver:
-    """A Resolver honouring $ATLAS_UPSTREAMS_ROOT (fixture stores) when no root is given."""
-    if kwargs.get("stores_root") is None and os.environ.get("ATLAS_UPSTREAMS_ROOT"):
-        kwargs["stores_root"] = Path(os.environ["ATLAS_UPSTREAMS_ROOT"])
-    return Resolver(book_root, **kwargs)  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from atlas.upstream.gitstore import UnsafePath, check_path, check_rev
+from atlas.git.store import UnsafePath, check_path, check_rev
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 RANGES = re.compile(r"^\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*$")
@@ -33,9 +33,6 @@ class CitationSpec:
 
     def with_rev(self, rev: str) -> CitationSpec:
         return replace(self, rev=rev)
-
-    def with_selector(self, selector: str | None) -> CitationSpec:
-        return replace(self, selector=selector)
 
     @property
     def is_symbol(self) -> bool:

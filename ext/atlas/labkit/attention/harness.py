@@ -26,7 +26,7 @@ from typing import Optional
 
 import torch
 
-import atlas
+from atlas.bookroot import package_book
 
 # -- inputs -----------------------------------------------------------------------------------
 
@@ -155,13 +155,13 @@ class UpstreamUnavailable(unittest.SkipTest):
 
 
 def book_root() -> Path:
-    return Path(atlas.__file__).resolve().parents[2]
+    return package_book()
 
 
 def upstream_reader(name: str, root: Path | None = None) -> tuple[Callable[[str], str], str]:
     """A reader of ``name``'s files at its pin, and the label ``name@<short sha>``."""
     try:
-        from atlas.upstream.gitstore import MissingObject, store_for
+        from atlas.git.store import MissingObject, store_for
         from atlas.upstream.registry import load_registry, object_store
     except ImportError as exc:
         raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc

@@ -26,7 +26,7 @@ import torch.distributed as dist
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
-import atlas
+from atlas.bookroot import package_book
 from atlas.labkit.hpc import collectives as coll
 
 
@@ -136,10 +136,10 @@ class UpstreamUnavailable(unittest.SkipTest):
 
 
 def _read_upstream(name: str, path: str) -> tuple[bytes, str]:
-    from atlas.upstream.gitstore import MissingObject, store_for
+    from atlas.git.store import MissingObject, store_for
     from atlas.upstream.registry import load_registry, object_store
 
-    root = Path(atlas.__file__).resolve().parents[2]
+    root = package_book()
     upstream = load_registry(root).get(name)
     if upstream is None or upstream.pin is None:
         raise UpstreamUnavailable(f"{name} is not registered with a pin")

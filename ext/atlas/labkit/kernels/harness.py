@@ -17,7 +17,6 @@ import linecache
 import unittest
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -25,7 +24,7 @@ import triton
 import triton.language as tl
 from triton.runtime import interpreter as _interp
 
-import atlas
+from atlas.bookroot import package_book
 
 FLA = "fla"
 
@@ -94,11 +93,11 @@ class UpstreamUnavailable(unittest.SkipTest):
 
 def _fla_reader():
     try:
-        from atlas.upstream.gitstore import MissingObject, store_for
+        from atlas.git.store import MissingObject, store_for
         from atlas.upstream.registry import load_registry, object_store
     except ImportError as exc:
         raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
-    root = Path(atlas.__file__).resolve().parents[2]
+    root = package_book()
     upstream = load_registry(root).get(FLA)
     git_dir = object_store(root, upstream) if upstream and upstream.pin else None
     if git_dir is None:

@@ -21,14 +21,13 @@ import io
 import math
 import unittest
 from dataclasses import dataclass
-from pathlib import Path
 from types import SimpleNamespace
 
 import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-import atlas
+from atlas.bookroot import package_book
 from atlas.labkit.registry.models import (
     MODELS,
     Model,
@@ -441,11 +440,11 @@ MEGATRON_FILE = "megatron/training/theoretical_memory_usage.py"
 
 def _read_upstream(name: str, path: str) -> tuple[str, str]:
     try:
-        from atlas.upstream.gitstore import MissingObject, store_for
+        from atlas.git.store import MissingObject, store_for
         from atlas.upstream.registry import load_registry, object_store
     except ImportError as exc:  # pragma: no cover - the book always ships atlas.upstream
         raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
-    root = Path(atlas.__file__).resolve().parents[2]
+    root = package_book()
     upstream = load_registry(root).get(name)
     if upstream is None or upstream.pin is None:
         raise UpstreamUnavailable(f"{name} is not registered with a pin")

@@ -15,13 +15,12 @@ import math
 import sys
 import types
 import unittest
-from pathlib import Path
 from typing import Any, List, Optional, Tuple, Union
 
 import torch
 import torch.distributed as dist
 
-import atlas
+from atlas.bookroot import package_book
 from atlas.labkit.moe import dispatch as ep
 from atlas.labkit.moe import eplb as our_eplb
 from atlas.labkit.moe import router as our_router
@@ -47,11 +46,11 @@ class UpstreamUnavailable(unittest.SkipTest):
 def read_upstream(name: str, path: str) -> tuple[str, str]:
     """The text of ``path`` in upstream ``name`` at its pin, and a label ``name@sha7/path``."""
     try:
-        from atlas.upstream.gitstore import MissingObject, store_for
+        from atlas.git.store import MissingObject, store_for
         from atlas.upstream.registry import load_registry, object_store
     except ImportError as exc:
         raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
-    root = Path(atlas.__file__).resolve().parents[2]
+    root = package_book()
     upstream = load_registry(root).get(name)
     if upstream is None or upstream.pin is None:
         raise UpstreamUnavailable(f"{name} is not registered with a pin in {root}")

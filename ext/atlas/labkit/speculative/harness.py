@@ -12,12 +12,11 @@ import copy
 import math
 import random
 import unittest
-from pathlib import Path
 from typing import Any
 
 import torch
 
-import atlas
+from atlas.bookroot import package_book
 from atlas.labkit.speculative.model import KVCache, TinyLM
 from atlas.labkit.speculative.sampling import expected_tokens, verify
 
@@ -188,11 +187,11 @@ class UpstreamUnavailable(unittest.SkipTest):
 def read_upstream(name: str, path: str) -> tuple[str, str]:
     """The text of ``path`` in upstream ``name`` at its pin, and the label ``name@<sha>``."""
     try:
-        from atlas.upstream.gitstore import MissingObject, store_for
+        from atlas.git.store import MissingObject, store_for
         from atlas.upstream.registry import load_registry, object_store
     except ImportError as exc:  # pragma: no cover
         raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
-    root = Path(atlas.__file__).resolve().parents[2]
+    root = package_book()
     upstream = load_registry(root).get(name)
     if upstream is None or upstream.pin is None:
         raise UpstreamUnavailable(f"{name} is not registered with a pin in {root}")

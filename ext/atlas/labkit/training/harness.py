@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-import atlas
+from atlas.bookroot import package_book
 
 UPSTREAM = "megatron"
 _QUIET = __import__("logging").getLogger("megatron_at_pin")  # Megatron's log lines stay out of labs
@@ -40,13 +40,13 @@ class UpstreamUnavailable(unittest.SkipTest):
 
 
 def _book_root() -> Path:
-    return Path(atlas.__file__).resolve().parents[2]
+    return package_book()
 
 
 def megatron_source(path: str) -> tuple[str, str]:
     """The text of ``path`` in Megatron-LM at the book's pin, and the label ``megatron@<sha>``."""
     try:
-        from atlas.upstream.gitstore import MissingObject, store_for
+        from atlas.git.store import MissingObject, store_for
         from atlas.upstream.registry import load_registry, object_store
     except ImportError as exc:  # the upstream feature is not installed in this checkout
         raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
@@ -383,7 +383,6 @@ def megatron_memory(m: Any, lay: Any, seq: int, micro_batch: int, num_microbatch
 def megatron_spike_test(threshold: float, num_samples: int) -> Any:
     """Megatron's ``RerunStateMachine.is_unexpectedly_large`` on a fresh state, as a function
     of one value (the loss as a 0-dim tensor)."""
-    import logging
     import math
 
     ns = megatron_defs("megatron/core/rerun_state_machine.py",

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import atlas
+from atlas.bookroot import package_book
 
 UPSTREAM = "nano-vllm"
 BLOCK_MANAGER_FILES = (
@@ -55,8 +55,8 @@ class SchedulerConfig:
 
 
 def book_root() -> Path:
-    """The book repository that holds the upstream registry (ext/atlas/.. /..)."""
-    return Path(atlas.__file__).resolve().parents[2]
+    """The book repository that holds the upstream registry (the book around ext/atlas)."""
+    return package_book()
 
 
 def _module_name(path: str) -> str:
@@ -115,7 +115,7 @@ def exec_modules(
 def _reader(root: Path | None) -> tuple[Callable[[str], bytes], str]:
     """A blob reader for nano-vllm at its pin, and the label ``nano-vllm@<short sha>``."""
     try:
-        from atlas.upstream.gitstore import MissingObject, store_for
+        from atlas.git.store import MissingObject, store_for
         from atlas.upstream.registry import load_registry, object_store
     except ImportError as exc:  # the upstream feature is not installed in this checkout
         raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc

@@ -1,0 +1,192 @@
+"""The git layer (atlas.git): one environment, one revision rule, the book's repository
+queries, the lock-key parser and BookPaths, each on small data or fixture repositories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from atlas import bookroot
+from atlas.bookroot import BookPaths, NotABook, extra_stores_root
+from atlas.git import process, repo
+from atlas.git.revs import KnownRevs, expand_rev
+from atlas.git.store import GitStore, UnsafePath
+from atlas.upstream.lock import (
+    LockKey,
+    lock_key,
+    lock_shas,
+    parse_lock_key,
+    parse_rev_key,
+)
+from gitfixtures import Commit, FixtureUpstream, git, make_book, make_repo
+
+A = "a" * 40
+AB = "ab" + "1" * 38
+AC = "ac" + "2" * 38
+PIN = "beef" + "0" * 36
+
+
+# -- the revision rule, on plain data -----------------------------------------------------------
+def test_known_revs_expand_in_order() -> None:
+    known = KnownRevs(pin=PIN, recorded={"v1.0": A, "abc1234": AB}, shas={AB, AC})
+    assert known.expand(A.upper()) == A  # a full SHA as written (lower-cased)
+    assert known.expand("beef000") == PIN  # the pin's prefix
+    assert known.expand("v1.0") == A  # what the lock recorded for a tag
+    assert known.expand("ab11111") == AB  # the only known SHA with that prefix
+    assert known.expand("a") is None  # ab... and ac... : ambiguous, so unknown
+    assert known.expand("v2.0") is None
+    assert KnownRevs().expand("ab11111") is None
+
+
+def test_expand_rev_refuses_revision_expressions() -> None:
+    for bad in ("HEAD~1", "--all", "main@{1}", "a..b"):
+        with pytest.raises(UnsafePath):
+            expand_rev(bad, KnownRevs(pin=PIN))
+
+
+def test_expand_rev_lets_the_objects_decide(tmp_path) -> None:
+    up = make_repo(tmp_path / "up", [Commit({"f": "1\n"}, tags=["v1"]), {"f": "2\n"}])
+    store = GitStore(up.git_dir)
+    try:
+        first = git(up.path, "rev-parse", "v1^{commit}").strip()
+        assert expand_rev("v1", store=store) == first
+        assert expand_rev(up.head[:9], store=store) == up.head
+        # the store holds no such commit: the objects decide, what the lock knows does not
+        assert expand_rev("beef000", KnownRevs(pin=PIN), store) is None
+        assert expand_rev("beef000", KnownRevs(pin=PIN)) == PIN
+    finally:
+        store.close()
+
+
+# -- lock keys -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("selector", "options"),
+    [
+        (None, {}),
+        ("10-40", {}),
+        ("10-40,55-60", {"dedent": "4"}),
+        ("::Class.method", {"start-after": "# begin", "dedent": ""}),
+        ("7", {"end-before": "return x"}),
+    ],
+)
+def test_parse_lock_key_inverts_lock_key(selector, options) -> None:
+    key = lock_key("megatron", A, "megatron/core/a:b.py", selector, options)
+    parsed = parse_lock_key(key)
+    assert parsed == LockKey("megatron", A, "megatron/core/a:b.py", selector, options)
+    assert lock_key(parsed.name, parsed.commit, parsed.path, parsed.selector, parsed.options) == key
+
+
+@pytest.mark.parametrize(
+    "bad", ["megatron@abc1234 a.py", "megatron a.py", f"megatron@{A}", f"x@{A} a.py [dedent"]
+)
+def test_parse_lock_key_refuses_what_is_not_a_key(bad) -> None:
+    with pytest.raises(ValueError):
+        parse_lock_key(bad)
+
+
+def test_lock_shas_and_rev_keys() -> None:
+    keys = [lock_key("m", A, "a.py", "1-2"), lock_key("m", AB, "b.py", None), "junk", f"n@{AC} c"]
+    assert lock_shas(keys) == {"m": {A, AB}, "n": {AC}}
+    assert parse_rev_key("megatron@v0.9") == ("megatron", "v0.9")
+    with pytest.raises(ValueError):
+        parse_rev_key("megatron")
+
+
+# -- the process rules ---------------------------------------------------------------------------
+def test_git_env_never_prompts_and_reads_forbid_transports(monkeypatch) -> None:
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "protocol.file.allow")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "always")
+    env = process.git_env()
+    assert env["GIT_TERMINAL_PROMPT"] == "0" and env["GIT_PAGER"] == "cat"
+    assert "GIT_NO_LAZY_FETCH" not in env and env["GIT_CONFIG_COUNT"] == "1"
+    reads = process.git_env(transports=False, lazy_fetch=False)
+    assert reads["GIT_NO_LAZY_FETCH"] == "1"
+    count = int(reads["GIT_CONFIG_COUNT"])
+    assert count == 1 + len(process.NO_FETCH)
+    # ours come after the caller's, so that they win
+    last = {reads[f"GIT_CONFIG_KEY_{i}"]: reads[f"GIT_CONFIG_VALUE_{i}"] for i in range(count)}
+    assert last["protocol.file.allow"] == "never" and last["protocol.allow"] == "never"
+
+
+def test_command_names_a_store_or_a_work_tree(tmp_path) -> None:
+    assert process.command(["log"], git_dir=tmp_path) == ["git", f"--git-dir={tmp_path}", "log"]
+    assert process.command(["log"], cwd=tmp_path) == ["git", "-C", str(tmp_path), "log"]
+
+
+# -- the book's repository -----------------------------------------------------------------------
+@pytest.fixture
+def book(tmp_path) -> Path:
+    up = make_repo(tmp_path / "up", [{"f.py": "x = 1\n"}, {"f.py": "x = 2\n"}])
+    files = {"conf.py": "", "source/index.md": "# Home\n", "source/sub/p.md": "# P\n"}
+    return make_book(tmp_path / "book", files, {"demo": FixtureUpstream(up, pin=up.head)})
+
+
+def test_repo_reads_the_registry_and_moves_a_gitlink(book, tmp_path) -> None:
+    entries = repo.gitmodules(book)
+    assert entries["demo"]["path"] == "upstreams/demo" and entries["demo"]["url"]
+    links = repo.gitlinks(book)
+    assert links is not None and set(links) == {"upstreams/demo"}
+    old = links["upstreams/demo"]
+    assert repo.common_dir(book) == (book / ".git").resolve()
+    assert repo.set_gitlink(book, "upstreams/demo", A) is None
+    assert repo.gitlinks(book) == {"upstreams/demo": A}
+    assert (book / "upstreams" / "demo").is_dir()
+    git(book, "commit", "-q", "-am", "bump")
+    assert repo.past_pins(book, "upstreams/demo") == {old, A}
+    assert repo.last_commit_time(book) is not None
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    assert repo.gitlinks(outside) is None and repo.gitmodules(outside) == {}
+    (book / ".gitmodules").write_text("[submodule\n")
+    with pytest.raises(repo.GitmodulesError, match="line 1"):
+        repo.gitmodules(book)
+
+
+# -- BookPaths -----------------------------------------------------------------------------------
+def test_book_paths_from_the_command_line_anywhere_inside(book, monkeypatch) -> None:
+    monkeypatch.delenv(bookroot.UPSTREAMS_ROOT_ENV, raising=False)
+    monkeypatch.chdir(book / "source" / "sub")
+    here = BookPaths.from_cli()
+    assert here == BookPaths.from_cli(book) == BookPaths.from_cli(start=book)
+    assert here.root == book.resolve() and here.source == book.resolve() / "source"
+    assert here.lock_file == here.root / "upstreams.lock"
+    assert here.snippets_cache == here.root / "snippets_cache"
+    assert here.stores_root is None
+    assert BookPaths.from_cli(book, stores="/s").stores_root == Path("/s")
+    monkeypatch.setenv(bookroot.UPSTREAMS_ROOT_ENV, "/env/stores")
+    assert BookPaths.from_cli().stores_root == Path("/env/stores")
+    assert BookPaths.from_cli(book, stores="/s").stores_root == Path("/s")  # --stores wins
+    monkeypatch.chdir(book.parent)
+    with pytest.raises(NotABook):
+        BookPaths.from_cli()
+
+
+def test_book_paths_from_the_app(book, monkeypatch) -> None:
+    monkeypatch.setenv(bookroot.UPSTREAMS_ROOT_ENV, "/env/stores")
+    config = SimpleNamespace(
+        atlas_book_root=None, atlas_snippets_cache=None, atlas_upstreams_root=None
+    )
+    app = SimpleNamespace(config=config, confdir=str(book), srcdir=str(book / "source"))
+    paths = BookPaths.from_app(app)
+    assert paths == BookPaths.from_cli(book)  # the same book, whichever way it was found
+    config.atlas_book_root = str(book / "source")
+    config.atlas_snippets_cache = str(book / "cache")
+    config.atlas_upstreams_root = str(book / "stores")
+    paths = BookPaths.from_app(app)
+    assert paths.root == (book / "source").resolve() and paths.conf_dir == book.resolve()
+    assert paths.snippets_cache == book / "cache" and paths.stores_root == book / "stores"
+    bare = SimpleNamespace(config=SimpleNamespace(), confdir=str(book), srcdir=str(book))
+    assert BookPaths.from_app(bare).root == book.resolve()  # without atlas.upstream loaded
+
+
+def test_extra_stores_root_reads_the_variable_only_when_nothing_is_given(monkeypatch) -> None:
+    monkeypatch.delenv(bookroot.UPSTREAMS_ROOT_ENV, raising=False)
+    assert extra_stores_root() is None
+    monkeypatch.setenv(bookroot.UPSTREAMS_ROOT_ENV, "/e")
+    assert extra_stores_root() == Path("/e") and extra_stores_root("/g") == Path("/g")
+
+
+def test_package_book_is_the_book_around_ext_atlas() -> None:
+    assert bookroot.package_book() == Path(bookroot.__file__).resolve().parents[2]
