@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import math
 import unittest
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from atlas.bookroot import package_book
@@ -25,32 +28,67 @@ class UpstreamUnavailable(unittest.SkipTest):
     needs them is skipped, visibly, with this message."""
 
 
-def read_upstream(name: str, path: str, *, label_with_path: bool = False) -> tuple[str, str]:
-    """The text of ``path`` in upstream ``name`` at its pin, and a label for messages:
-    ``name@sha8``, or ``name@sha8/path`` with ``label_with_path``.
+@dataclass(frozen=True)
+class PinnedFiles:
+    """The files of one upstream at the book's pin, read from its object store.
 
-    One reader for every chapter's labs: the object stores never fetch on a read, so a file a
-    lab reads must be named as a literal path in the labkit for ``make upstreams`` to bring it
-    (:mod:`atlas.upstream.labpaths`).
+    The stores never fetch on a read, so a file a lab reads must be named as a literal path in
+    the labkit for ``make upstreams`` to bring it (:mod:`atlas.upstream.labpaths`); a file that
+    is absent raises :class:`UpstreamUnavailable`, which skips the lab visibly.
+    """
+
+    name: str
+    pin: str
+    _read: Callable[[str], bytes]
+
+    def label(self, digits: int = 8) -> str:
+        """``name@sha``, the pin cut to ``digits`` hex digits (for messages and module names)."""
+        return f"{self.name}@{self.pin[:digits]}"
+
+    def read_bytes(self, path: str) -> bytes:
+        return self._read(path)
+
+    def read_text(self, path: str) -> str:
+        return self._read(path).decode("utf-8")
+
+
+def pinned(name: str, root: Path | None = None) -> PinnedFiles:
+    """The reader of upstream ``name`` at its pin in the book at ``root`` (default: this one).
+
+    The one place in the labkit that opens an object store; every chapter's harness reads
+    upstream code through it.
     """
     try:
         from atlas.git.store import MissingObject, store_for
         from atlas.upstream.registry import load_registry, object_store
     except ImportError as exc:  # pragma: no cover - the book ships atlas.upstream
         raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
-    root = package_book()
+    root = root or package_book()
     upstream = load_registry(root).get(name)
     if upstream is None or upstream.pin is None:
         raise UpstreamUnavailable(f"{name} is not registered with a pin in {root}")
     git_dir = object_store(root, upstream)
     if git_dir is None:
         raise UpstreamUnavailable(f"no object store for {name}; run `make upstreams`")
-    try:
-        text = store_for(git_dir).read_blob(upstream.pin, path).decode()
-    except (MissingObject, FileNotFoundError) as exc:
-        raise UpstreamUnavailable(f"{name}@{upstream.pin[:8]} {path}: {exc}") from exc
-    label = f"{name}@{upstream.pin[:8]}"
-    return text, f"{label}/{path}" if label_with_path else label
+    store, pin = store_for(git_dir), upstream.pin
+
+    def read(path: str) -> bytes:
+        try:
+            return store.read_blob(pin, path)
+        except (MissingObject, FileNotFoundError) as exc:
+            raise UpstreamUnavailable(
+                f"{name}@{pin[:8]} {path}: {exc}; run `make upstreams`"
+            ) from exc
+
+    return PinnedFiles(name, pin, read)
+
+
+def read_upstream(name: str, path: str, *, label_with_path: bool = False) -> tuple[str, str]:
+    """The text of ``path`` in upstream ``name`` at its pin, and a label for messages:
+    ``name@sha8``, or ``name@sha8/path`` with ``label_with_path``."""
+    files = pinned(name)
+    label = files.label()
+    return files.read_text(path), f"{label}/{path}" if label_with_path else label
 
 
 def causal_attention(

@@ -16,11 +16,8 @@ import random
 import re
 import sys
 import tomllib
-import unittest
-from pathlib import Path
 from typing import Any
 
-import atlas
 from atlas.labkit.agents.context import count_tokens
 from atlas.labkit.agents.loop import Tool, ToolRegistry, run_turn
 from atlas.labkit.agents.sessions import Session
@@ -29,8 +26,6 @@ from atlas.labkit.agents.trajectory import Trajectory
 # ---------------------------------------------------------------------------------------------
 # Upstream files at the pins
 # ---------------------------------------------------------------------------------------------
-
-
 from atlas.labkit.harness import UpstreamUnavailable  # noqa: E402  (one reader for all labs)
 from atlas.labkit.harness import read_upstream as _read_upstream  # noqa: E402
 

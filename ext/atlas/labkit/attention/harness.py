@@ -18,7 +18,6 @@ import math
 import re
 import sys
 import types
-import unittest
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,7 +25,8 @@ from typing import Optional
 
 import torch
 
-from atlas.bookroot import package_book
+from atlas.labkit.harness import UpstreamUnavailable as UpstreamUnavailable  # re-exported
+from atlas.labkit.harness import pinned
 
 # -- inputs -----------------------------------------------------------------------------------
 
@@ -150,39 +150,13 @@ def einops_module() -> types.ModuleType:
 
 
 # -- upstream code at the pin -----------------------------------------------------------------
-class UpstreamUnavailable(unittest.SkipTest):
-    """The upstream's objects at the pin cannot be read here; the message says why."""
 
-
-def book_root() -> Path:
-    return package_book()
 
 
 def upstream_reader(name: str, root: Path | None = None) -> tuple[Callable[[str], str], str]:
     """A reader of ``name``'s files at its pin, and the label ``name@<short sha>``."""
-    try:
-        from atlas.git.store import MissingObject, store_for
-        from atlas.upstream.registry import load_registry, object_store
-    except ImportError as exc:
-        raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
-    root = root or book_root()
-    upstream = load_registry(root).get(name)
-    if upstream is None or upstream.pin is None:
-        raise UpstreamUnavailable(f"{name} is not registered with a pin in {root}")
-    git_dir = object_store(root, upstream)
-    if git_dir is None:
-        raise UpstreamUnavailable(f"no object store for {name}; run `make upstreams`")
-    store = store_for(git_dir)
-    pin = upstream.pin
-
-    def read(path: str) -> str:
-        try:
-            return store.read_blob(pin, path).decode("utf-8")
-        except (MissingObject, FileNotFoundError) as exc:
-            raise UpstreamUnavailable(f"{name}@{pin[:7]} {path}: {exc}") from exc
-
-    return read, f"{name}@{pin[:7]}"
-
+    files = pinned(name, root)
+    return files.read_text, files.label(7)
 
 @contextmanager
 def _modules(extra: dict[str, types.ModuleType]):

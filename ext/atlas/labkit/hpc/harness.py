@@ -16,7 +16,6 @@ import hashlib
 import shutil
 import subprocess
 import tempfile
-import unittest
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ import torch.distributed as dist
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
-from atlas.bookroot import package_book
+from atlas.labkit.harness import UpstreamUnavailable, pinned
 from atlas.labkit.hpc import collectives as coll
 
 
@@ -131,26 +130,11 @@ def tp_mlp_vs_dense(rank: int, world: int, tokens: int, hidden: int, ffn: int) -
 
 
 # -- NCCL's tree builder, compiled from the pin -------------------------------------------------
-class UpstreamUnavailable(unittest.SkipTest):
-    """NCCL's objects at the pin, or a C++ compiler, are missing here."""
 
 
 def _read_upstream(name: str, path: str) -> tuple[bytes, str]:
-    from atlas.git.store import MissingObject, store_for
-    from atlas.upstream.registry import load_registry, object_store
-
-    root = package_book()
-    upstream = load_registry(root).get(name)
-    if upstream is None or upstream.pin is None:
-        raise UpstreamUnavailable(f"{name} is not registered with a pin")
-    git_dir = object_store(root, upstream)
-    if git_dir is None:
-        raise UpstreamUnavailable(f"no object store for {name}; run `make upstreams`")
-    try:
-        return store_for(git_dir).read_blob(upstream.pin, path), upstream.pin
-    except (MissingObject, FileNotFoundError) as exc:
-        raise UpstreamUnavailable(f"{name}@{upstream.pin[:7]} {path}: {exc}") from exc
-
+    files = pinned(name)
+    return files.read_bytes(path), files.pin
 
 _STUB = b"typedef enum { ncclSuccess = 0 } ncclResult_t;\n"
 _SHIM = b"""#include "trees.cc"

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import linecache
-import unittest
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -24,7 +23,7 @@ import triton
 import triton.language as tl
 from triton.runtime import interpreter as _interp
 
-from atlas.bookroot import package_book
+from atlas.labkit.harness import UpstreamUnavailable, pinned
 
 FLA = "fla"
 
@@ -87,31 +86,11 @@ def trace_memory():
 # ------------------------------------------------------------------------- fla at its pin
 
 
-class UpstreamUnavailable(unittest.SkipTest):
-    """fla's objects at the pin cannot be read here (no ``make upstreams``)."""
 
 
 def _fla_reader():
-    try:
-        from atlas.git.store import MissingObject, store_for
-        from atlas.upstream.registry import load_registry, object_store
-    except ImportError as exc:
-        raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
-    root = package_book()
-    upstream = load_registry(root).get(FLA)
-    git_dir = object_store(root, upstream) if upstream and upstream.pin else None
-    if git_dir is None:
-        raise UpstreamUnavailable(f"no object store for {FLA}; run `make upstreams`")
-    store, pin = store_for(git_dir), upstream.pin
-
-    def read(path: str) -> str:
-        try:
-            return store.read_blob(pin, path).decode()
-        except (MissingObject, FileNotFoundError) as exc:
-            raise UpstreamUnavailable(f"{FLA}@{pin[:8]} {path}: {exc}") from exc
-
-    return read, pin
-
+    files = pinned(FLA)
+    return files.read_text, files.pin
 
 @triton.jit
 def _exp2(x):  # fla/ops/utils/op.py's default exp2 (FLA_USE_FAST_OPS unset)

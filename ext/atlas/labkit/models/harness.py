@@ -19,7 +19,6 @@ import contextlib
 import dataclasses
 import io
 import math
-import unittest
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -27,7 +26,8 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from atlas.bookroot import package_book
+from atlas.labkit.harness import UpstreamUnavailable as UpstreamUnavailable  # re-exported
+from atlas.labkit.harness import pinned
 from atlas.labkit.registry.models import (
     MODELS,
     Model,
@@ -431,31 +431,14 @@ def run_tokens(m: Model, n_tokens: int, seed: int = 0) -> Run:
 # ---------------------------------------------------------------------------------------------
 
 
-class UpstreamUnavailable(unittest.SkipTest):
-    """Megatron-LM's objects at the pin are missing here (run ``make upstreams``)."""
 
 
 MEGATRON_FILE = "megatron/training/theoretical_memory_usage.py"
 
 
 def _read_upstream(name: str, path: str) -> tuple[str, str]:
-    try:
-        from atlas.git.store import MissingObject, store_for
-        from atlas.upstream.registry import load_registry, object_store
-    except ImportError as exc:  # pragma: no cover - the book always ships atlas.upstream
-        raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
-    root = package_book()
-    upstream = load_registry(root).get(name)
-    if upstream is None or upstream.pin is None:
-        raise UpstreamUnavailable(f"{name} is not registered with a pin")
-    git_dir = object_store(root, upstream)
-    if git_dir is None:
-        raise UpstreamUnavailable(f"no object store for {name}; run `make upstreams`")
-    try:
-        return store_for(git_dir).read_blob(upstream.pin, path).decode(), upstream.pin
-    except (MissingObject, FileNotFoundError) as exc:
-        raise UpstreamUnavailable(f"{name}@{upstream.pin[:7]} {path}: {exc}") from exc
-
+    files = pinned(name)
+    return files.read_text(path), files.pin
 
 def megatron_arguments(m: Model) -> SimpleNamespace:
     """The Megatron-LM arguments that describe ``m`` (as slime's model scripts pass them)."""

@@ -14,13 +14,12 @@ import ast
 import math
 import sys
 import types
-import unittest
 from typing import Any, List, Optional, Tuple, Union
 
 import torch
 import torch.distributed as dist
 
-from atlas.bookroot import package_book
+from atlas.labkit.harness import UpstreamUnavailable, pinned
 from atlas.labkit.moe import dispatch as ep
 from atlas.labkit.moe import eplb as our_eplb
 from atlas.labkit.moe import router as our_router
@@ -39,30 +38,12 @@ MEGATRON_ROUTER_FUNCTIONS = (
 )
 
 
-class UpstreamUnavailable(unittest.SkipTest):
-    """An upstream's objects at the pin cannot be read here; the message says why."""
 
 
 def read_upstream(name: str, path: str) -> tuple[str, str]:
     """The text of ``path`` in upstream ``name`` at its pin, and a label ``name@sha7/path``."""
-    try:
-        from atlas.git.store import MissingObject, store_for
-        from atlas.upstream.registry import load_registry, object_store
-    except ImportError as exc:
-        raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
-    root = package_book()
-    upstream = load_registry(root).get(name)
-    if upstream is None or upstream.pin is None:
-        raise UpstreamUnavailable(f"{name} is not registered with a pin in {root}")
-    git_dir = object_store(root, upstream)
-    if git_dir is None:
-        raise UpstreamUnavailable(f"no object store for {name}; run `make upstreams`")
-    try:
-        text = store_for(git_dir).read_blob(upstream.pin, path).decode()
-    except (MissingObject, FileNotFoundError) as exc:
-        raise UpstreamUnavailable(f"{name}@{upstream.pin[:7]} {path}: {exc}") from exc
-    return text, f"{name}@{upstream.pin[:7]}/{path}"
-
+    files = pinned(name)
+    return files.read_text(path), f"{files.label(7)}/{path}"
 
 def _exec_module(name: str, text: str, label: str, extra: dict[str, types.ModuleType]) -> types.ModuleType:
     module = types.ModuleType(name)

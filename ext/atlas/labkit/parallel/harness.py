@@ -13,17 +13,13 @@ from __future__ import annotations
 import ast
 import functools
 import math
-import unittest
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
-
-import atlas
 
 from atlas.labkit.parallel.comm import CommLog
 from atlas.labkit.parallel.context import ring_attention, shard_positions, ulysses_attention

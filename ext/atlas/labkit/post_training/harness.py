@@ -24,14 +24,9 @@ import logging
 import math
 import sys
 import types
-import unittest
-from pathlib import Path
 from typing import Any
 
 import torch
-
-import atlas
-
 
 from atlas.labkit.harness import UpstreamUnavailable  # noqa: E402  (one reader for all labs)
 from atlas.labkit.harness import read_upstream as _read_upstream  # noqa: E402

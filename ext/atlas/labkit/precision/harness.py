@@ -27,14 +27,9 @@ import math
 import os
 import types
 import typing
-import unittest
-from pathlib import Path
 from typing import Any
 
 import torch
-
-import atlas
-
 
 from atlas.labkit.harness import UpstreamUnavailable, read_upstream  # noqa: E402, F401
 

@@ -11,12 +11,11 @@ import ast
 import copy
 import math
 import random
-import unittest
 from typing import Any
 
 import torch
 
-from atlas.bookroot import package_book
+from atlas.labkit.harness import UpstreamUnavailable, pinned
 from atlas.labkit.speculative.model import KVCache, TinyLM
 from atlas.labkit.speculative.sampling import expected_tokens, verify
 
@@ -180,30 +179,12 @@ def branch_by_branch(
 # -- upstream code at the pins --------------------------------------------------------------
 
 
-class UpstreamUnavailable(unittest.SkipTest):
-    """An upstream's objects at the pin cannot be read here (run ``make upstreams``)."""
 
 
 def read_upstream(name: str, path: str) -> tuple[str, str]:
     """The text of ``path`` in upstream ``name`` at its pin, and the label ``name@<sha>``."""
-    try:
-        from atlas.git.store import MissingObject, store_for
-        from atlas.upstream.registry import load_registry, object_store
-    except ImportError as exc:  # pragma: no cover
-        raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
-    root = package_book()
-    upstream = load_registry(root).get(name)
-    if upstream is None or upstream.pin is None:
-        raise UpstreamUnavailable(f"{name} is not registered with a pin in {root}")
-    git_dir = object_store(root, upstream)
-    if git_dir is None:
-        raise UpstreamUnavailable(f"no object store for {name}; run `make upstreams`")
-    try:
-        text = store_for(git_dir).read_blob(upstream.pin, path).decode()
-    except (MissingObject, FileNotFoundError) as exc:
-        raise UpstreamUnavailable(f"{name}@{upstream.pin[:8]} {path}: {exc}") from exc
-    return text, f"{name}@{upstream.pin[:8]}"
-
+    files = pinned(name)
+    return files.read_text(path), files.label(8)
 
 def upstream_definitions(name: str, path: str, symbols, namespace=None) -> dict[str, Any]:
     """Execute only the top-level definitions ``symbols`` of ``path`` at the pin."""

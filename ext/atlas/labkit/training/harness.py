@@ -20,14 +20,13 @@ from __future__ import annotations
 import ast
 import sys
 import types
-import unittest
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import torch
 
-from atlas.bookroot import package_book
+from atlas.labkit.harness import UpstreamUnavailable as UpstreamUnavailable  # re-exported
+from atlas.labkit.harness import pinned
 
 UPSTREAM = "megatron"
 _QUIET = __import__("logging").getLogger("megatron_at_pin")  # Megatron's log lines stay out of labs
@@ -35,36 +34,13 @@ _QUIET.addHandler(__import__("logging").NullHandler())
 _QUIET.propagate = False
 
 
-class UpstreamUnavailable(unittest.SkipTest):
-    """Megatron-LM's objects at the pin cannot be read here; the message says how to get them."""
 
-
-def _book_root() -> Path:
-    return package_book()
 
 
 def megatron_source(path: str) -> tuple[str, str]:
     """The text of ``path`` in Megatron-LM at the book's pin, and the label ``megatron@<sha>``."""
-    try:
-        from atlas.git.store import MissingObject, store_for
-        from atlas.upstream.registry import load_registry, object_store
-    except ImportError as exc:  # the upstream feature is not installed in this checkout
-        raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
-    root = _book_root()
-    upstream = load_registry(root).get(UPSTREAM)
-    if upstream is None or upstream.pin is None:
-        raise UpstreamUnavailable(f"{UPSTREAM} is not registered with a pin in {root}")
-    git_dir = object_store(root, upstream)
-    if git_dir is None:
-        raise UpstreamUnavailable(f"no object store for {UPSTREAM}; run `make upstreams`")
-    try:
-        text = store_for(git_dir).read_blob(upstream.pin, path).decode()
-    except (MissingObject, FileNotFoundError) as exc:
-        raise UpstreamUnavailable(
-            f"{UPSTREAM}@{upstream.pin[:7]} {path}: {exc}; run `make upstreams`"
-        ) from exc
-    return text, f"{UPSTREAM}@{upstream.pin[:7]}"
-
+    files = pinned(UPSTREAM)
+    return files.read_text(path), files.label(7)
 
 def _find(tree: ast.Module, name: str, path: str) -> ast.stmt:
     """The definition ``name`` (``f``, ``C``, ``C.method`` or a constant) in a parsed module."""

@@ -22,8 +22,8 @@ import torch.nn.functional as F
 
 from atlas.labkit.harness import causal_attention
 from atlas.labkit.serving.block_allocator import BlockAllocator
-from atlas.labkit.serving.models import ModelConfig
 from atlas.labkit.serving.harness import nanovllm  # noqa: F401 - the upstream loader
+from atlas.labkit.serving.models import ModelConfig
 from atlas.labkit.serving.paged_attention import (
     PagedKVCache,
     paged_attention,

@@ -17,14 +17,13 @@ from __future__ import annotations
 import random
 import sys
 import types
-import unittest
 from collections.abc import Callable, Iterator
-from typing import Any
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from atlas.bookroot import package_book
+from atlas.labkit.harness import UpstreamUnavailable, pinned
 
 UPSTREAM = "nano-vllm"
 BLOCK_MANAGER_FILES = (
@@ -36,11 +35,6 @@ SCHEDULER_FILES = BLOCK_MANAGER_FILES + ("nanovllm/engine/scheduler.py",)
 LINEAR_FILES = ("nanovllm/layers/linear.py",)
 
 
-class UpstreamUnavailable(unittest.SkipTest):
-    """nano-vllm's objects at the pin cannot be read here; the message says how to get them.
-
-    A ``unittest.SkipTest``, so a runner that honours it (pytest does) skips instead of failing.
-    """
 
 
 @dataclass
@@ -53,10 +47,6 @@ class SchedulerConfig:
     kvcache_block_size: int = 256
     num_kvcache_blocks: int = -1
 
-
-def book_root() -> Path:
-    """The book repository that holds the upstream registry (the book around ext/atlas)."""
-    return package_book()
 
 
 def _module_name(path: str) -> str:
@@ -114,29 +104,8 @@ def exec_modules(
 
 def _reader(root: Path | None) -> tuple[Callable[[str], bytes], str]:
     """A blob reader for nano-vllm at its pin, and the label ``nano-vllm@<short sha>``."""
-    try:
-        from atlas.git.store import MissingObject, store_for
-        from atlas.upstream.registry import load_registry, object_store
-    except ImportError as exc:  # the upstream feature is not installed in this checkout
-        raise UpstreamUnavailable(f"atlas.upstream is unavailable ({exc})") from exc
-    root = root or book_root()
-    upstream = load_registry(root).get(UPSTREAM)
-    if upstream is None or upstream.pin is None:
-        raise UpstreamUnavailable(f"{UPSTREAM} is not registered with a pin in {root}")
-    git_dir = object_store(root, upstream)
-    if git_dir is None:
-        raise UpstreamUnavailable(f"no object store for {UPSTREAM}; run `make upstreams`")
-    store = store_for(git_dir)
-    pin = upstream.pin
-
-    def read(path: str) -> bytes:
-        try:
-            return store.read_blob(pin, path)
-        except (MissingObject, FileNotFoundError) as exc:
-            raise UpstreamUnavailable(f"{UPSTREAM}@{pin[:7]} {path}: {exc}") from exc
-
-    return read, f"{UPSTREAM}@{pin[:7]}"
-
+    files = pinned(UPSTREAM, root)
+    return files.read_bytes, files.label(7)
 
 def load_block_manager(root: Path | None = None) -> types.SimpleNamespace:
     """nano-vllm's ``BlockManager``, ``Sequence`` and ``SamplingParams`` at the pin."""
