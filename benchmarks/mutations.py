@@ -773,7 +773,7 @@ def _child(ext: Path, labs: list[dict], write_fd: int) -> None:
     sys.modules["__lab__"] = module
     for index, lab in enumerate(labs):
         try:
-            status = run_lab(index, lab, module.__dict__, devnull).status
+            status = str(run_lab(index, lab, module.__dict__, devnull).status)  # plain text
         except BaseException as exc:  # noqa: BLE001 - report, never hang the parent
             status = f"crashed ({type(exc).__name__})"
         os.write(write_fd, pickle.dumps((index, status)) + b"\n--\n")

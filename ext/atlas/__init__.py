@@ -8,6 +8,8 @@ One feature per subpackage, each with its own ``setup(app)`` (in the manner of s
   object reads, the snippet cache, the lock and drift tools.
 - ``atlas.labs``: the ``lab`` directive, its forked runner, the result cache, the labs page.
 - ``atlas.labkit``: helpers that labs import (never imported by Sphinx itself).
+- ``atlas.processes`` (a module, no setup): what the lab runner and labkit's ranks share
+  (dying with the parent, seeding, exit-status text), importing neither Sphinx nor torch.
 - ``atlas.refs``: bibliography checks and link checking.
 - ``atlas.latex``: the offline PDF.
 - ``atlas.teach``: ``labcode`` (our lab code on the page), ``problem``/``solution``, the

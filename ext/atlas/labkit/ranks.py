@@ -11,10 +11,8 @@ rank stuck in a collective never outlives its lab.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import pickle
-import random
 import selectors
 import shutil
 import signal
@@ -28,12 +26,13 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from atlas.processes import describe_exit, die_with_parent, kill, seed_everything, siginfo_exit_code
+
 __all__ = ["RankCrashed", "RankError", "RankTimeout", "run_ranks"]
 
 _HEADER = struct.Struct("!?dQ")  # ok flag, CLOCK_MONOTONIC when it finished, payload length
 _RETURNED = b"R"  # sent when fn has returned, before the final barrier
 _GRACE = 0.5  # after a failure, how long to wait for an earlier one from another rank
-_PR_SET_PDEATHSIG = 1
 
 
 class RankError(RuntimeError):
@@ -125,14 +124,14 @@ def _rank_main(
     """Body of a forked rank: set up, run ``fn``, send the pickled outcome, ``os._exit``."""
     code, failed_at = 0, 0.0
     try:
-        _die_with_parent()
+        die_with_parent()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         if "GLOO_SOCKET_IFNAME" not in os.environ:
             os.environ["GLOO_SOCKET_IFNAME"] = _loopback()
         import torch
         import torch.distributed as dist
 
-        _seed_everything(seed + rank)
+        seed_everything(seed + rank)
         torch.set_num_threads(1)
         store = dist.FileStore(store_path, world_size)
         dist.init_process_group(
@@ -176,27 +175,6 @@ def _loopback() -> str:
     """The loopback interface's name ("lo" on Linux, "lo0" on macOS): ranks never leave it."""
     names = [name for _, name in socket.if_nameindex()]
     return next((name for name in ("lo", "lo0") if name in names), names[0] if names else "lo")
-
-
-def _seed_everything(seed: int) -> None:
-    import torch
-
-    random.seed(seed)
-    torch.manual_seed(seed)
-    try:
-        import numpy
-    except ImportError:
-        return
-    numpy.random.seed(seed)
-
-
-def _die_with_parent() -> None:
-    """Ask the kernel to SIGKILL this rank when its parent dies (Linux only, best effort)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -286,19 +264,14 @@ def _wait_status(pid: int) -> str:
         # WNOWAIT: look without reaping, so that _kill_and_reap never signals a recycled pid.
         info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         if info is not None and info.si_pid:
-            if info.si_code in (os.CLD_KILLED, os.CLD_DUMPED):
-                return f"killed by signal {info.si_status} ({signal.Signals(info.si_status).name})"
-            return f"exit status {info.si_status}"
+            return describe_exit(siginfo_exit_code(info))
         time.sleep(0.01)
     return "still running"
 
 
 def _kill_and_reap(pids: Any) -> None:
     for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        kill(pid)
     for pid in pids:
         try:
             os.waitpid(pid, 0)

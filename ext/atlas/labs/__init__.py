@@ -5,6 +5,17 @@ included); an environment collector merges them; at ``env-updated`` Sphinx's mai
 the pages whose results are neither in the environment nor in the cache, in workers forked from
 a zygote that imported torch once; ``doctree-resolved`` renders the results. Sphinx's own process
 never imports torch.
+
+Where each job lives:
+
+- ``model``: what a lab is and what running it gave (``LabStatus``, the JSON codec, the lookup
+  from a lab to its result); ``directive``: the ``lab`` directive (read time);
+- ``execute``: which pages to run, in which mode, with the cache (``cache``, keyed through
+  ``imports``), at ``env-updated``;
+- ``runner`` (Sphinx side), ``zygote`` and ``worker`` (lab processes), talking through
+  ``protocol``; what they share with ``atlas.labkit`` lives in :mod:`atlas.processes`;
+- ``render``: a lab on its page; ``table``: the "Labs" page; ``junit``: the JUnit report;
+  ``log``: progress lines and one error per lab that is not fine.
 """
 
 from __future__ import annotations
@@ -23,7 +34,7 @@ from atlas.labs.config import LabsConfig
 from atlas.labs.directive import LabDirective, lab_node
 from atlas.labs.model import LabSpec, PageResult
 from atlas.labs.render import render_page
-from atlas.labs.report import LabsReportDirective, build_table, labs_report_node
+from atlas.labs.table import LabsReportDirective, build_table, labs_report_node
 
 MODES = ("auto", "force", "off")
 STATIC = Path(__file__).resolve().parent / "static"
@@ -117,5 +128,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-updated", _on_env_updated)
     app.connect("doctree-resolved", _on_doctree_resolved)
     # env_version: bump when LabSpec or PageResult change shape, so that Sphinx re-reads
-    # instead of unpickling old objects from the environment.
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
+    # instead of unpickling old objects from the environment (2: statuses became LabStatus).
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

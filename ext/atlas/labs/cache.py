@@ -27,7 +27,15 @@ from atlas.labs.imports import closure, lab_modules
 from atlas.labs.model import LabSpec, PageResult
 
 LABKIT = Path(__file__).resolve().parents[1] / "labkit"
-RUNNER_FILES = ("worker.py", "zygote.py", "protocol.py", "model.py")
+ATLAS = LABKIT.parent
+# The code that runs a lab and decides its outcome, relative to the atlas package.
+RUNNER_FILES = (
+    "labs/worker.py",
+    "labs/zygote.py",
+    "labs/protocol.py",
+    "labs/model.py",
+    "processes.py",
+)
 
 
 def _tree_digest(root: Path, files: list[Path]) -> str:
@@ -88,8 +96,7 @@ def device() -> str:
 @cache
 def runtime_digest() -> str:
     """Python, torch, numpy, device and the runner's code."""
-    here = Path(__file__).resolve().parent
-    runner = _tree_digest(here, [here / name for name in RUNNER_FILES])
+    runner = _tree_digest(ATLAS, [ATLAS / name for name in RUNNER_FILES])
     parts = [sys.version, _version("torch"), _version("numpy"), device(), runner]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 

@@ -1,4 +1,4 @@
-"""Decide which pages' labs to run, run them with progress, cache and report the outcomes.
+"""Decide which pages' labs to run, run them, cache the outcomes and hand them to the reports.
 
 Called at ``env-updated`` in Sphinx's main process. Modes (``atlas_labs_mode``): "auto" runs
 pages whose results are in neither the environment nor the cache; "force" runs every page and
@@ -19,16 +19,9 @@ from sphinx.util import logging
 from atlas.bookroot import BookPaths
 from atlas.labs.cache import LABKIT, ResultCache, imports_digest, page_key, upstreams_digest
 from atlas.labs.config import LabsConfig
-from atlas.labs.model import (
-    CRASHED,
-    NOT_RUN,
-    OK_STATUSES,
-    SKIPPED,
-    LabResult,
-    LabSpec,
-    PageResult,
-)
-from atlas.labs.report import problem_line, problem_text, write_junit
+from atlas.labs.junit import write_junit
+from atlas.labs.log import progress_line, report_problems, slowest
+from atlas.labs.model import LabResult, LabSpec, LabStatus, PageResult
 from atlas.labs.runner import Job, LabRunner, ZygoteError
 from atlas.teach.config import TeachConfig
 
@@ -38,13 +31,6 @@ NO_RUN_BUILDERS = frozenset({"linkcheck", "gettext", "changes"})
 LAB_MARKER = "{lab}"  # in a page's source: it has a lab (MyST fence or colon fence)
 _PRESTARTED: dict[int, LabRunner] = {}  # id(app) -> runner launched at env-before-read-docs
 _FAILED: dict[int, int] = {}  # id(app) -> labs of this build that failed, crashed or timed out
-# Warning subtypes, for suppress_warnings and CI: lab.fail, lab.xpass, lab.timeout, lab.crash.
-SUBTYPES = {"failed": "fail", "xpass": "xpass", "timeout": "timeout", "crashed": "crash"}
-# A lab that skipped itself (unittest.SkipTest: the upstream objects it runs are absent) is a
-# warning of its own, lab.skipped: not a failure, but not a pass either, so a strict build
-# stops on it unless STRICT_ALLOW names it (as it names upstream.missing). A `:needs: cuda`
-# lab on a machine without a GPU is not reported: that skip is a property of the hardware.
-SKIP_SUBTYPE = "skipped"
 
 
 def build_folder(app: Sphinx) -> Path:
@@ -54,7 +40,7 @@ def build_folder(app: Sphinx) -> Path:
 
 def _not_run(specs: list[LabSpec], key: str, why: str) -> PageResult:
     return PageResult(
-        key=key, environment="", labs=[LabResult(NOT_RUN, message=why) for _ in specs]
+        key=key, environment="", labs=[LabResult(LabStatus.NOT_RUN, message=why) for _ in specs]
     )
 
 
@@ -102,7 +88,7 @@ def run_labs(
     if jobs:
         changed.update(_run(app, jobs, results, cache))
     stop_prestarted(app)
-    _FAILED[id(app)] = _report(app, specs, results)
+    _FAILED[id(app)] = report_problems(specs, results)
     junit = build_folder(app) / "labs" / "junit.xml"
     # Paths relative to conf.py's folder (the repository root): what CI annotations expect.
     write_junit(
@@ -165,7 +151,7 @@ def _run(
         for job in jobs:
             if job.docname not in done:
                 results[job.docname] = PageResult(
-                    job.key, "", [LabResult(CRASHED, message=str(exc)) for _ in job.specs]
+                    job.key, "", [LabResult(LabStatus.CRASHED, message=str(exc)) for _ in job.specs]
                 )
                 done.add(job.docname)
     ran = {job.docname: job.specs for job in jobs}
@@ -176,67 +162,6 @@ def _run(
         for line in slow:
             logger.info(line)
     return done
-
-
-def progress_line(index: int, total: int, job: Job, page: PageResult) -> str:
-    """``labs [3/13] serving/scheduler: 3 labs, 0.80 s, all passed``."""
-    seconds = sum(lab.seconds for lab in page.labs)
-    bad = [lab.status for lab in page.labs if lab.status not in OK_STATUSES]
-    verdict = "all passed" if not bad else f"{len(bad)} not fine ({', '.join(sorted(set(bad)))})"
-    count = f"{len(page.labs)} lab{'s' if len(page.labs) != 1 else ''}"
-    return f"labs [{index}/{total}] {job.docname}: {count}, {seconds:.2f} s, {verdict}"
-
-
-def slowest(
-    specs: dict[str, list[LabSpec]], results: dict[str, PageResult], count: int = 5
-) -> list[str]:
-    """The ``count`` slowest labs that ran, as lines ``  1.23 s  page: title``."""
-    timed = []
-    for docname, page_specs in specs.items():
-        page = results.get(docname)
-        for spec in page_specs:
-            if page and spec.index < len(page.labs):
-                timed.append((page.labs[spec.index].seconds, docname, spec.title))
-    timed.sort(key=lambda row: (-row[0], row[1], row[2]))
-    return [f"  {seconds:6.2f} s  {docname}: {title}" for seconds, docname, title in timed[:count]]
-
-
-def _report(app: Sphinx, specs: dict[str, list[LabSpec]], results: dict[str, PageResult]) -> int:
-    """One error per lab that is not fine, at the page and line of the example to blame;
-    returns how many."""
-    failed = 0
-    for docname in sorted(specs):
-        page = results.get(docname)
-        if page is None:
-            continue
-        for spec in specs[docname]:
-            result = page.labs[spec.index] if spec.index < len(page.labs) else None
-            if result is not None and is_reported_skip(spec, result):
-                logger.warning(
-                    f'lab "{spec.title}" skipped: {result.message}. A skip is not a pass: run '
-                    "`make upstreams` so that the lab runs, or allow skips explicitly with "
-                    "STRICT_ALLOW=upstream.missing,lab.skipped",
-                    type="lab",
-                    subtype=SKIP_SUBTYPE,
-                    location=(docname, problem_line(spec, result)),
-                )
-                continue
-            if result is None or result.status in OK_STATUSES or result.status == NOT_RUN:
-                continue
-            failed += 1
-            logger.error(
-                problem_text(spec, result),
-                type="lab",
-                subtype=SUBTYPES.get(result.status, result.status),
-                location=(docname, problem_line(spec, result)),
-            )
-    return failed
-
-
-def is_reported_skip(spec: LabSpec, result: LabResult) -> bool:
-    """A skip the build reports as ``lab.skipped``: the lab ran and skipped itself. A lab that
-    was never started because it ``:needs:`` hardware this machine lacks is not reported."""
-    return result.status == SKIPPED and not (spec.needs and not result.examples)
 
 
 def fail_build(app: Sphinx, exception: BaseException | None) -> None:

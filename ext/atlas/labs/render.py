@@ -9,30 +9,28 @@ from __future__ import annotations
 from docutils import nodes
 
 from atlas.labs.model import (
-    CRASHED,
-    FAILED,
-    NOT_RUN,
-    PASSED,
-    SKIPPED,
-    TIMEOUT,
-    XFAIL,
-    XPASS,
+    ExampleOutcome,
     ExampleSpec,
     LabResult,
     LabSpec,
+    LabStatus,
     PageResult,
+    environment_of,
+    result_of,
 )
 
+# What the page, the labs table and the log call each status.
 STATUS_WORDS = {
-    PASSED: "passed",
-    FAILED: "FAILED",
-    XFAIL: "failed as expected",
-    XPASS: "FAILED: passed, but it is marked as an expected failure",
-    TIMEOUT: "TIMED OUT",
-    CRASHED: "CRASHED",
-    SKIPPED: "skipped",
-    NOT_RUN: "not run",
+    LabStatus.PASSED: "passed",
+    LabStatus.FAILED: "FAILED",
+    LabStatus.XFAIL: "failed as expected",
+    LabStatus.XPASS: "FAILED: passed, but it is marked as an expected failure",
+    LabStatus.TIMEOUT: "TIMED OUT",
+    LabStatus.CRASHED: "CRASHED",
+    LabStatus.SKIPPED: "skipped",
+    LabStatus.NOT_RUN: "not run",
 }
+UNTIMED = frozenset({LabStatus.SKIPPED, LabStatus.NOT_RUN})  # no time worth showing
 
 
 def pycon(example: ExampleSpec, output: str | None) -> str:
@@ -46,8 +44,8 @@ def pycon(example: ExampleSpec, output: str | None) -> str:
 
 def status_line(result: LabResult, environment: str, show_time: bool = True) -> str:
     """``passed · 0.41 s · torch 2.13.0 · CPU``."""
-    parts = [STATUS_WORDS.get(result.status, result.status)]
-    if show_time and result.status not in (SKIPPED, NOT_RUN):
+    parts = [STATUS_WORDS[result.status]]
+    if show_time and result.status not in UNTIMED:
         parts.append(f"{result.seconds:.2f}\u00a0s")
     if environment:
         parts.append(environment)
@@ -64,11 +62,11 @@ def _problem(spec: LabSpec, result: LabResult) -> list[nodes.Node]:
     """Expected against actual for each failing example, or why the lab did not finish."""
     out: list[nodes.Node] = []
     for index, example in enumerate(spec.examples):
-        if index >= len(result.examples) or result.examples[index].outcome == "passed":
+        got = result.examples[index] if index < len(result.examples) else None
+        if got is None or got.outcome == ExampleOutcome.PASSED:
             continue
-        got = result.examples[index]
         box = nodes.admonition(classes=["atlas-lab-failure", "error"])
-        what = "raised" if got.outcome == "error" else "printed something else"
+        what = "raised" if got.outcome == ExampleOutcome.ERROR else "printed something else"
         box += nodes.title("", f"Example {index + 1} (line {example.line}) {what}")
         box += _literal(pycon(example, None))
         box += nodes.paragraph("", "Expected:")
@@ -76,12 +74,13 @@ def _problem(spec: LabSpec, result: LabResult) -> list[nodes.Node]:
         box += nodes.paragraph("", "Got:")
         box += _literal(got.got or "(nothing)", "text")
         out.append(box)
-    if result.message and result.status != SKIPPED:
-        quiet = result.status == NOT_RUN  # a consequence or a choice, not the failure itself
+    if result.message and result.status != LabStatus.SKIPPED:
+        # "not run" is a consequence or a choice, not the failure itself: a quiet note
+        quiet = result.status == LabStatus.NOT_RUN
         box = nodes.admonition(
             classes=["atlas-lab-note", "note"] if quiet else ["atlas-lab-failure", "error"]
         )
-        box += nodes.title("", STATUS_WORDS.get(result.status, result.status).capitalize())
+        box += nodes.title("", STATUS_WORDS[result.status].capitalize())
         box += _literal(result.message, "text")
         out.append(box)
     return out
@@ -97,7 +96,7 @@ def render_lab(
     """The rendered lab: title, transcript, problems, status line, then ``links`` (the page's
     runnable file and the harness the lab uses, added by atlas.teach)."""
     if result is None:
-        result = LabResult(NOT_RUN, message="not run")
+        result = LabResult(LabStatus.NOT_RUN, message="not run")
     status = result.status.replace(" ", "-")
     box = nodes.container(classes=["atlas-lab", f"atlas-lab-{status}"])
     box += nodes.target("", "", ids=[spec.anchor])  # a target: LaTeX labels it, HTML anchors it
@@ -110,9 +109,9 @@ def render_lab(
         pycon(example, example.want if show_output else None) for example in spec.examples
     )
     box += _literal(transcript)
-    if result.status not in (PASSED, XFAIL):
+    if result.status not in (LabStatus.PASSED, LabStatus.XFAIL):
         box.extend(_problem(spec, result))
-    if result.status == SKIPPED and result.message:
+    if result.status == LabStatus.SKIPPED and result.message:
         box += nodes.paragraph("", f"Skipped: {result.message}.", classes=["atlas-lab-skip"])
     line = nodes.paragraph(classes=["atlas-lab-status"])
     line += nodes.emphasis("", status_line(result, environment, show_time))
@@ -124,17 +123,13 @@ def render_lab(
 def render_page(
     doctree: nodes.document, results: dict[str, PageResult], show_time: bool = True
 ) -> None:
-    """Replace every lab placeholder of a resolved doctree.
-
-    Results are looked up by each lab's own page: the LaTeX builder resolves one doctree that
-    holds every page of the book.
-    """
+    """Replace every lab placeholder of a resolved doctree (each lab's result looked up on its
+    own page: the LaTeX builder resolves one doctree that holds every page of the book)."""
     from atlas.labs.directive import lab_node
 
     for node in list(doctree.findall(lab_node)):
         spec: LabSpec = node["spec"]
-        page = results.get(spec.docname)
-        result = page.labs[spec.index] if page and spec.index < len(page.labs) else None
-        environment = page.environment if page else ""
+        result = result_of(results, spec)
+        environment = environment_of(results, spec.docname)
         links = node.get("atlas_links")
         node.replace_self(render_lab(spec, result, environment, show_time, links))

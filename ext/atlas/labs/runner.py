@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import pickle
 import selectors
-import signal
 import socket
 import subprocess
 import sys
@@ -24,14 +23,14 @@ from typing import Any
 
 from atlas.labs import protocol
 from atlas.labs.model import (
-    CRASHED,
-    NOT_RUN,
-    TIMEOUT,
+    ExampleOutcome,
     ExampleResult,
     LabResult,
     LabSpec,
+    LabStatus,
     PageResult,
 )
+from atlas.processes import kill
 
 STARTUP_TIMEOUT = 180.0  # seconds for the zygote to import torch on a cold, busy machine
 EXIT_GRACE = 2.0  # seconds to wait for the zygote to report how a dead worker ended
@@ -261,7 +260,7 @@ class LabRunner:
             elif kind == "example":
                 state.example = event[2]
             elif kind == "result":
-                state.results[event[1]] = _lab_result(event[2])
+                state.results[event[1]] = LabResult.from_json(event[2])
             elif kind == "done":
                 state.done = True
             elif kind == "error":
@@ -275,10 +274,7 @@ class LabRunner:
 
     def _kill(self, state: _Running) -> None:
         if state.pid:
-            try:
-                os.kill(state.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            kill(state.pid)
 
     def _finished(self, state: _Running, now: float) -> bool:
         if not state.eof:
@@ -295,7 +291,7 @@ class LabRunner:
                 labs.append(self._interrupted(state, spec))
             else:
                 reason = "an earlier lab of this page ended its session"
-                labs.append(LabResult(NOT_RUN, message=f"not run: {reason}"))
+                labs.append(LabResult(LabStatus.NOT_RUN, message=f"not run: {reason}"))
         return PageResult(key=state.job.key, environment=state.environment, labs=labs)
 
     def _interrupted(self, state: _Running, spec: LabSpec) -> LabResult:
@@ -307,22 +303,12 @@ class LabRunner:
             first = ex.source.splitlines()[0] if ex.source else ""
             where = f"in example {example + 1} (line {ex.line}: >>> {first})"
         seconds = round(time.monotonic() - (state.lab_started or state.started), 4)
-        done = [ExampleResult("passed") for _ in range(example or 0)]
+        done = [ExampleResult(ExampleOutcome.PASSED) for _ in range(example or 0)]
         if state.timed_out:
             message = f"timed out after {spec.timeout:g} s {where}; its session was killed"
-            return LabResult(TIMEOUT, seconds, done, example, message)
+            return LabResult(LabStatus.TIMEOUT, seconds, done, example, message)
         how = state.exit or "no exit status reported"
         message = f"the worker crashed ({how}) {where}"
         if state.error:
             message += f"\n{state.error}"
-        return LabResult(CRASHED, seconds, done, example, message)
-
-
-def _lab_result(data: dict[str, Any]) -> LabResult:
-    return LabResult(
-        status=data["status"],
-        seconds=data["seconds"],
-        examples=[ExampleResult(**example) for example in data["examples"]],
-        failed_example=data["failed_example"],
-        message=data["message"],
-    )
+        return LabResult(LabStatus.CRASHED, seconds, done, example, message)

@@ -9,26 +9,16 @@ example that was running.
 from __future__ import annotations
 
 import doctest
-import random
 import resource
 import sys
 import time
 import types
 import unittest
-from dataclasses import asdict
 from typing import Any
 
 from atlas.labs import protocol
-from atlas.labs.model import (
-    CRASHED,
-    FAILED,
-    PASSED,
-    SKIPPED,
-    XFAIL,
-    XPASS,
-    ExampleResult,
-    LabResult,
-)
+from atlas.labs.model import ExampleOutcome, ExampleResult, LabResult, LabStatus
+from atlas.processes import seed_everything
 
 OPTIONFLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 MAX_OUTPUT = 20_000  # characters of actual output kept per example
@@ -44,15 +34,6 @@ def environment() -> str:
     if torch.cuda.is_available():
         return f"torch {version} · CUDA"
     return f"torch {version} · CPU"
-
-
-def seed_everything(seed: int) -> None:
-    import numpy
-    import torch
-
-    random.seed(seed)
-    numpy.random.seed(seed)
-    torch.manual_seed(seed)
 
 
 class _SkipLab(Exception):
@@ -74,15 +55,15 @@ class _Runner(doctest.DocTestRunner):
             protocol.send(self.fd, ("example", self.lab, len(self.results)))
         self._started = time.perf_counter()
 
-    def _record(self, outcome: str, got: str) -> None:
+    def _record(self, outcome: ExampleOutcome, got: str) -> None:
         seconds = time.perf_counter() - self._started
         self.results.append(ExampleResult(outcome, got[:MAX_OUTPUT], round(seconds, 4)))
 
     def report_success(self, out: Any, test: Any, example: Any, got: str) -> None:
-        self._record("passed", "")  # the page shows the expected output, which matched
+        self._record(ExampleOutcome.PASSED, "")  # the page shows the expected output, which matched
 
     def report_failure(self, out: Any, test: Any, example: Any, got: str) -> None:
-        self._record("failed", got)
+        self._record(ExampleOutcome.FAILED, got)
 
     def report_unexpected_exception(self, out: Any, test: Any, example: Any, exc_info: Any) -> None:
         if isinstance(exc_info[1], unittest.SkipTest):
@@ -90,7 +71,7 @@ class _Runner(doctest.DocTestRunner):
             # runs, say) is skipped visibly, with the reason, rather than failed.
             raise _SkipLab(str(exc_info[1]) or "skipped by the lab")
         self.out_of_memory = self.out_of_memory or _is_out_of_memory(exc_info[1])
-        self._record("error", doctest._exception_traceback(exc_info))  # type: ignore[attr-defined]
+        self._record(ExampleOutcome.ERROR, doctest._exception_traceback(exc_info))  # type: ignore[attr-defined]
 
 
 def _is_out_of_memory(exc: BaseException) -> bool:
@@ -105,7 +86,7 @@ def run_lab(index: int, lab: dict[str, Any], namespace: dict[str, Any], fd: int)
     import torch
 
     if lab["needs"] == "cuda" and not torch.cuda.is_available():
-        return LabResult(SKIPPED, message="needs CUDA, and this machine has no GPU")
+        return LabResult(LabStatus.SKIPPED, message="needs CUDA, and this machine has no GPU")
     seed_everything(lab["seed"])
     parser = doctest.DocTestParser()
     test = parser.get_doctest(lab["text"], namespace, lab["filename"], lab["filename"], 0)
@@ -116,18 +97,18 @@ def run_lab(index: int, lab: dict[str, Any], namespace: dict[str, Any], fd: int)
         runner.run(test, out=lambda text: None, clear_globs=False)
     except _SkipLab as skip:
         seconds = round(time.perf_counter() - started, 4)
-        return LabResult(SKIPPED, seconds, runner.results, None, str(skip))
+        return LabResult(LabStatus.SKIPPED, seconds, runner.results, None, str(skip))
     seconds = round(time.perf_counter() - started, 4)
-    failing = [i for i, example in enumerate(runner.results) if example.outcome != "passed"]
+    failing = [i for i, ex in enumerate(runner.results) if ex.outcome != ExampleOutcome.PASSED]
     first = failing[0] if failing else None
     if runner.out_of_memory:
         limit = lab["memory_limit_mb"]
         cap = f" under the worker's memory cap of {limit} MiB" if limit else ""
-        return LabResult(CRASHED, seconds, runner.results, first, f"out of memory{cap}")
+        return LabResult(LabStatus.CRASHED, seconds, runner.results, first, f"out of memory{cap}")
     if lab["expect_failure"]:
-        status = XFAIL if failing else XPASS
+        status = LabStatus.XFAIL if failing else LabStatus.XPASS
     else:
-        status = FAILED if failing else PASSED
+        status = LabStatus.FAILED if failing else LabStatus.PASSED
     return LabResult(status, seconds, runner.results, first)
 
 
@@ -141,7 +122,7 @@ def warm_up() -> None:
     test = doctest.DocTestParser().get_doctest(WARM_UP, {}, "warm-up", "warm-up", 0)
     runner = _Runner(None, 0)
     runner.run(test, out=lambda text: None)
-    if [example.outcome for example in runner.results] != ["passed", "passed"]:
+    if [example.outcome for example in runner.results] != [ExampleOutcome.PASSED] * 2:
         raise RuntimeError(f"the zygote's warm-up lab failed: {runner.results}")
 
 
@@ -158,5 +139,5 @@ def run_page(job: dict[str, Any], fd: int) -> None:
     for index, lab in enumerate(job["labs"]):
         protocol.send(fd, ("lab", index))
         result = run_lab(index, {**lab, "memory_limit_mb": limit}, namespace, fd)
-        protocol.send(fd, ("result", index, asdict(result)))
+        protocol.send(fd, ("result", index, result.to_json()))
     protocol.send(fd, ("done",))

@@ -10,7 +10,6 @@ its parent, and its workers die with it, so nothing outlives the build.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import pickle
 import select
@@ -19,27 +18,9 @@ import socket
 import sys
 import traceback
 
+from atlas.processes import describe_exit, die_with_parent, kill
+
 MAX_REQUEST = 4096
-
-
-def die_with_parent() -> None:
-    """SIGKILL this process when its parent dies (Linux; best effort elsewhere)."""
-    try:
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-def describe_exit(status: int) -> str:
-    """``waitpid`` status in words: "exit status 3", "killed by signal 11 (SIGSEGV)"."""
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            name = "unknown"
-        return f"killed by signal {number} ({name})"
-    return f"exit status {os.waitstatus_to_exitcode(status)}"
 
 
 def _warm_up() -> None:
@@ -106,7 +87,8 @@ def serve(sock: socket.socket) -> None:
                     break
                 job_id = jobs.pop(pid, None)
                 if job_id is not None:
-                    sock.send(pickle.dumps(("exited", job_id, describe_exit(status))))
+                    how = describe_exit(os.waitstatus_to_exitcode(status))
+                    sock.send(pickle.dumps(("exited", job_id, how)))
             if sock not in readable:
                 continue
             try:
@@ -125,10 +107,7 @@ def serve(sock: socket.socket) -> None:
             sock.send(pickle.dumps(("started", job_id, pid)))
     finally:
         for pid in jobs:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            kill(pid)
 
 
 def main(argv: list[str]) -> int:

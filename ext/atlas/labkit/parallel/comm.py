@@ -22,18 +22,5 @@ class CommLog:
         self.elements[op] += int(numel)
         self.calls[op] += 1
 
-    def ring_traffic(self, world_size: int) -> float:
-        """Elements this rank sends under ring algorithms, from the logged payloads.
-
-        A ring all-reduce of ``n`` elements sends ``2 (N-1)/N n``; a reduce-scatter whose output
-        is ``n/N`` (input ``n``) or an all-gather whose output is ``n`` sends ``(N-1)/N n``. The
-        log stores the full-size ``n`` for every op.
-        """
-        frac = (world_size - 1) / world_size
-        total = 0.0
-        for op, n in self.elements.items():
-            total += (2 * frac if op == "all_reduce" else frac) * n
-        return total
-
     def as_dict(self) -> dict[str, int]:
         return dict(sorted(self.elements.items()))

@@ -1,0 +1,115 @@
+"""The "Labs" page: the ``labs-report`` directive and its table of every lab of the book (like
+sphinx-gallery's execution times).
+
+The table is built from the merged environment in Sphinx's main process, after every page was
+read (under ``-j`` too), so it lists every lab of the book whatever process read its page.
+"""
+
+from __future__ import annotations
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.util.docutils import SphinxDirective
+
+from atlas.labs.model import LabResult, LabSpec, LabStatus, PageResult, environment_of, result_of
+from atlas.labs.render import STATUS_WORDS, UNTIMED
+
+# The summary's words, in the order the summary lists them.
+SUMMARY_WORDS = {
+    LabStatus.PASSED: "passed",
+    LabStatus.FAILED: "failed",
+    LabStatus.XPASS: "passed unexpectedly",
+    LabStatus.TIMEOUT: "timed out",
+    LabStatus.CRASHED: "crashed",
+    LabStatus.XFAIL: "failed as expected",
+    LabStatus.SKIPPED: "skipped",
+    LabStatus.NOT_RUN: "not run",
+}
+
+
+class labs_report_node(nodes.General, nodes.Element):  # noqa: N801 - docutils naming
+    """Placeholder for the table of all labs; filled at ``doctree-resolved``."""
+
+
+class LabsReportDirective(SphinxDirective):
+    """```` ```{labs-report} ````: the table of every lab of the book."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        node = labs_report_node()
+        self.set_source_info(node)
+        return [node]
+
+
+def rows(
+    specs: dict[str, list[LabSpec]], results: dict[str, PageResult]
+) -> list[tuple[LabSpec, LabResult | None, str]]:
+    """Every lab with its result and environment, in page order (pages by name, labs as they
+    appear): never by duration, which differs from run to run and between serial and ``-j``
+    builds, so that the page is the same whatever the timings."""
+    return [
+        (spec, result_of(results, spec), environment_of(results, docname))
+        for docname in sorted(specs)
+        for spec in specs[docname]
+    ]
+
+
+def _cell(*children: nodes.Node) -> nodes.entry:
+    entry = nodes.entry()
+    paragraph = nodes.paragraph()
+    paragraph.extend(children)
+    entry += paragraph
+    return entry
+
+
+def build_table(
+    app: Sphinx,
+    fromdocname: str,
+    specs: dict[str, list[LabSpec]],
+    results: dict[str, PageResult],
+    titles: dict[str, str],
+    show_time: bool = True,
+) -> list[nodes.Node]:
+    """The summary paragraph and the table, with links relative to ``fromdocname``."""
+    table_rows = rows(specs, results)
+    if not table_rows:
+        return [nodes.paragraph("", "This book has no labs yet.")]
+    counts: dict[LabStatus, int] = {}
+    for _, result, _ in table_rows:
+        status = result.status if result else LabStatus.NOT_RUN
+        counts[status] = counts.get(status, 0) + 1
+    total = sum(result.seconds for _, result, _ in table_rows if result)
+    pages = len({spec.docname for spec, _, _ in table_rows})
+    summary = ", ".join(
+        f"{counts[status]} {word}" for status, word in SUMMARY_WORDS.items() if status in counts
+    )
+    took = f"; {total:.2f} s in all" if show_time else ""
+    intro = nodes.paragraph("", f"{len(table_rows)} labs on {pages} pages ({summary}){took}.")
+    table = nodes.table(classes=["atlas-labs-table"])
+    group = nodes.tgroup(cols=5)
+    table += group
+    for width in (25, 35, 14, 10, 16):
+        group += nodes.colspec(colwidth=width)
+    head = nodes.thead()
+    header = nodes.row()
+    for label in ("Page", "Lab", "Status", "Time", "Environment"):
+        header += _cell(nodes.Text(label))
+    head += header
+    group += head
+    body = nodes.tbody()
+    for spec, result, environment in table_rows:
+        uri = app.builder.get_relative_uri(fromdocname, spec.docname)
+        page_title = titles.get(spec.docname, spec.docname)
+        status = result.status if result else LabStatus.NOT_RUN
+        row = nodes.row(classes=[f"atlas-lab-{status}"])
+        row += _cell(nodes.reference("", page_title, internal=True, refuri=uri))
+        row += _cell(nodes.reference("", spec.title, internal=True, refuri=f"{uri}#{spec.anchor}"))
+        row += _cell(nodes.Text(STATUS_WORDS[status].split(":")[0]))
+        timed = show_time and result and status not in UNTIMED
+        seconds = f"{result.seconds:.2f}\u00a0s" if timed else ""
+        row += _cell(nodes.Text(seconds))
+        row += _cell(nodes.Text(environment))
+        body += row
+    group += body
+    return [intro, table]
