@@ -14,6 +14,7 @@ Where each job lives:
   ``imports``), at ``env-updated``;
 - ``runner`` (Sphinx side), ``zygote`` and ``worker`` (lab processes), talking through
   ``protocol``; what they share with ``atlas.labkit`` lives in :mod:`atlas.processes`;
+- ``state``: what the build remembers (labs, results, "Labs" pages) and its collector;
 - ``render``: a lab on its page; ``table``: the "Labs" page; ``junit``: the JUnit report;
   ``log``: progress lines and one error per lab that is not fine.
 """
@@ -27,60 +28,15 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.environment import BuildEnvironment
-from sphinx.environment.collectors import EnvironmentCollector
 
 from atlas.labs import execute
 from atlas.labs.config import LabsConfig
 from atlas.labs.directive import LabDirective, lab_node
-from atlas.labs.model import LabSpec, PageResult
 from atlas.labs.render import render_page
+from atlas.labs.state import LabsCollector, labs_state
 from atlas.labs.table import LabsReportDirective, build_table, labs_report_node
 
-MODES = ("auto", "force", "off")
 STATIC = Path(__file__).resolve().parent / "static"
-
-
-def _store(
-    env: BuildEnvironment,
-) -> tuple[dict[str, list[LabSpec]], dict[str, PageResult], set[str]]:
-    """The labs' data on the environment (pickled with it): specs, results, report pages."""
-    if not hasattr(env, "atlas_labs"):
-        env.atlas_labs = {}  # docname -> list[LabSpec]
-        env.atlas_lab_results = {}  # docname -> PageResult
-        env.atlas_labs_reports = set()  # docnames with a labs-report
-    return env.atlas_labs, env.atlas_lab_results, env.atlas_labs_reports
-
-
-class LabsCollector(EnvironmentCollector):
-    """Collects each page's labs; merges what parallel readers found (like myst-nb's)."""
-
-    def clear_doc(self, app: Sphinx, env: BuildEnvironment, docname: str) -> None:
-        specs, results, reports = _store(env)
-        specs.pop(docname, None)
-        results.pop(docname, None)
-        reports.discard(docname)
-
-    def merge_other(
-        self, app: Sphinx, env: BuildEnvironment, docnames: set[str], other: BuildEnvironment
-    ) -> None:
-        specs, results, reports = _store(env)
-        other_specs, other_results, other_reports = _store(other)
-        for docname in docnames:
-            if docname in other_specs:
-                specs[docname] = other_specs[docname]
-            if docname in other_results:
-                results[docname] = other_results[docname]
-            if docname in other_reports:
-                reports.add(docname)
-
-    def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
-        specs, _, reports = _store(app.env)
-        docname = app.env.docname
-        found = [node["spec"] for node in doctree.findall(lab_node)]
-        if found:
-            specs[docname] = found
-        if any(True for _ in doctree.findall(labs_report_node)):
-            reports.add(docname)
 
 
 def _add_static(app: Sphinx, config: Config) -> None:
@@ -90,20 +46,13 @@ def _add_static(app: Sphinx, config: Config) -> None:
 
 
 def _on_env_updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
-    specs, results, reports = _store(env)
-    return execute.run_labs(app, specs, results, reports)
-
-
-def _on_env_get_outdated(
-    app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
-) -> list[str]:
-    """Re-read the labs page whenever any page changes (titles, pages added or removed)."""
-    _, _, reports = _store(env)
-    return sorted(reports) if added or changed or removed else []
+    state = labs_state(env)
+    return execute.run_labs(app, state.specs, state.results, state.reports)
 
 
 def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    specs, results, _ = _store(app.env)
+    state = labs_state(app.env)
+    specs, results = state.specs, state.results
     show_time = LabsConfig.of(app).show_times
     render_page(doctree, results, show_time)
     for node in list(doctree.findall(labs_report_node)):
@@ -121,12 +70,12 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # the settings (atlas.labs.config) are checked by atlas.project.config
     app.connect("config-inited", _add_static)
     app.add_css_file("atlas-labs.css")
-    app.connect("env-get-outdated", _on_env_get_outdated)
     app.connect("env-before-read-docs", execute.prestart)
     app.connect("build-finished", execute.stop_prestarted)
     app.connect("build-finished", execute.fail_build)
     app.connect("env-updated", _on_env_updated)
     app.connect("doctree-resolved", _on_doctree_resolved)
     # env_version: bump when LabSpec or PageResult change shape, so that Sphinx re-reads
-    # instead of unpickling old objects from the environment (2: statuses became LabStatus).
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}
+    # instead of unpickling old objects from the environment (2: statuses became LabStatus;
+    # 3: kept as a LabsState of atlas.labs.state).
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 3}

@@ -226,7 +226,9 @@ def write_files(app: Any, exception: BaseException | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     env = app.env
-    specs: dict[str, list[LabSpec]] = getattr(env, "atlas_labs", {})
+    from atlas.labs.state import labs_state  # atlas.labs is loaded with atlas.teach
+
+    specs: dict[str, list[LabSpec]] = labs_state(env).specs
     titles = {d: env.titles[d].astext() for d in specs if d in env.titles}
     paths = {d: os.path.relpath(env.doc2path(d), app.confdir) for d in specs}
     write_all(Path(app.outdir), specs, titles, paths)
