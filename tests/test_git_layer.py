@@ -164,20 +164,28 @@ def test_book_paths_from_the_command_line_anywhere_inside(book, monkeypatch) -> 
 
 
 def test_book_paths_from_the_app(book, monkeypatch) -> None:
+    from sphinx.config import Config
+
+    from atlas.upstream.config import UpstreamConfig
+
+    def app(**values: str) -> SimpleNamespace:
+        config = Config(values, {})
+        UpstreamConfig.register(SimpleNamespace(add_config_value=config.add))
+        return SimpleNamespace(config=config, confdir=str(book), srcdir=str(book / "source"))
+
     monkeypatch.setenv(bookroot.UPSTREAMS_ROOT_ENV, "/env/stores")
-    config = SimpleNamespace(
-        atlas_book_root=None, atlas_snippets_cache=None, atlas_upstreams_root=None
-    )
-    app = SimpleNamespace(config=config, confdir=str(book), srcdir=str(book / "source"))
-    paths = BookPaths.from_app(app)
+    paths = BookPaths.from_app(app())
     assert paths == BookPaths.from_cli(book)  # the same book, whichever way it was found
-    config.atlas_book_root = str(book / "source")
-    config.atlas_snippets_cache = str(book / "cache")
-    config.atlas_upstreams_root = str(book / "stores")
-    paths = BookPaths.from_app(app)
+    paths = BookPaths.from_app(
+        app(
+            atlas_book_root=str(book / "source"),
+            atlas_snippets_cache=str(book / "cache"),
+            atlas_upstreams_root=str(book / "stores"),
+        )
+    )
     assert paths.root == (book / "source").resolve() and paths.conf_dir == book.resolve()
     assert paths.snippets_cache == book / "cache" and paths.stores_root == book / "stores"
-    bare = SimpleNamespace(config=SimpleNamespace(), confdir=str(book), srcdir=str(book))
+    bare = SimpleNamespace(config=Config({}, {}), confdir=str(book), srcdir=str(book))
     assert BookPaths.from_app(bare).root == book.resolve()  # without atlas.upstream loaded
 
 

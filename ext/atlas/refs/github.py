@@ -64,7 +64,7 @@ class Verifier:
         upstream = self._upstreams().get(link.slug.lower())
         if upstream is None:
             return None
-        from atlas.upstream.gitstore import GitStoreError, MissingObject, UnsafePath, store_for
+        from atlas.git.store import GitStoreError, MissingObject, UnsafePath, store_for
         from atlas.upstream.registry import object_store
 
         name = upstream.name

@@ -34,9 +34,9 @@ def _builder_inited(app: Sphinx) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    from atlas.git.store import close_all
     from atlas.upstream import directive as d
     from atlas.upstream.config import UpstreamConfig
-    from atlas.upstream.gitstore import close_all
     from atlas.upstream.state import UpstreamCollector
 
     UpstreamConfig.register(app)

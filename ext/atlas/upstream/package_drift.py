@@ -16,7 +16,6 @@ human re-reads them (only the pinned version is installed, so there is no old co
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import re
@@ -27,17 +26,9 @@ from pathlib import Path
 
 from atlas.bookroot import BookPaths, NotABook
 from atlas.upstream.citations import CitationSite, scan_book
-from atlas.upstream.drift import (
-    SHORT,
-    DriftError,
-    Plan,
-    Record,
-    _diff,
-    _lines,
-    symbol_lines,
-    table,
-)
-from atlas.upstream.linemap import Hunk, map_range, nearest_range
+from atlas.upstream.drift.carry import FileAt, as_text, carry
+from atlas.upstream.drift.cli import table
+from atlas.upstream.drift.model import SHORT, DriftError, Plan, Record
 from atlas.upstream.lock import LockEntry, load_lock, lock_key, lock_path, save_lock, text_hash
 from atlas.upstream.packages import (
     PYPROJECT,
@@ -52,19 +43,7 @@ from atlas.upstream.packages import (
 )
 from atlas.upstream.pagewriter import CitationEdit, PageEditError, rewrite_pages
 from atlas.upstream.select import SelectError, apply_options, decode, select, selected_text
-from atlas.upstream.spec import CitationSpec, line_ranges, parse_spec
-
-
-def line_hunks(old: list[str], new: list[str]) -> list[Hunk]:
-    """The ``-U0`` hunks between two line lists, numbered as git numbers them."""
-    hunks = []
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        old_len, new_len = i2 - i1, j2 - j1
-        hunks.append(Hunk(i1 + 1 if old_len else i1, old_len, j1 + 1 if new_len else j1, new_len))
-    return hunks
+from atlas.upstream.spec import CitationSpec, parse_spec
 
 
 def download_wheel(name: str, version: str, dest: Path) -> Path:
@@ -105,6 +84,9 @@ def _read(files: FileSet, path: str) -> tuple[str, bytes] | None:
 def _carry(
     site: CitationSite, old_files: FileSet, new_files: FileSet, old: str, new: str
 ) -> Record:
+    """One citation carried from the pinned version's wheel to the new one: the files are read
+    (verified against each wheel's RECORD) here, the verdict is :func:`atlas.upstream.drift.carry.
+    carry`'s, the same rule as for git upstreams."""
     spec = site.spec
     assert spec is not None
     explicit = spec.rev is not None
@@ -115,14 +97,6 @@ def _carry(
         record.new = _spec(spec.with_rev(old))
         return record
 
-    def carried(selector: str | None, blob: str) -> Record:
-        same = selector == spec.selector
-        record.status = "unchanged" if same else "moved"
-        moved = CitationSpec(spec.name, new if explicit else None, spec.path, selector)
-        record.new = site.raw.strip() if same and not explicit else _spec(moved)
-        record.new_path, record.new_blob = spec.path, blob
-        return record
-
     before = _read(old_files, spec.path)
     if before is None:
         return left_behind("gone", f"{spec.path} is not in the {spec.name} {old} wheel")
@@ -130,55 +104,19 @@ def _carry(
     if after is None:
         return left_behind("gone", f"{spec.path} is not in the {spec.name} {new} wheel")
     (_, old_data), (new_blob, new_data) = before, after
-    old_lines, new_lines = _lines(old_data), _lines(new_data)
-    where = f"{spec.path}@{new}"
-    if spec.is_symbol:
-        a = symbol_lines(spec.path, old_data, spec.symbol or "")
-        if a is None:
-            return left_behind("gone", f"{spec.selector} is not in {spec.path} at {old}")
-        b = symbol_lines(spec.path, new_data, spec.symbol or "")
-        if b is None:
-            return left_behind("gone", f"{spec.selector} is no longer in {where}")
-        if old_lines[a[0] - 1 : a[1]] != new_lines[b[0] - 1 : b[1]]:
-            return left_behind(
-                "changed",
-                _diff(old_lines[a[0] - 1 : a[1]], new_lines[b[0] - 1 : b[1]],
-                      f"{spec.path}@{old}", where, a[0], b[0]),
-            )  # fmt: skip
-        record.linemap = {n: n + b[0] - a[0] for n in range(a[0], a[1] + 1)}
-        result = carried(spec.selector, new_blob)
-        if result.status == "unchanged" and a != b:
-            result.status, result.detail = "moved", f"lines {a[0]}-{a[1]} -> {b[0]}-{b[1]}"
-        return result
-    ranges = line_ranges(spec.selector)
-    if ranges is None:
-        if old_data != new_data:
-            return left_behind(
-                "changed", _diff(old_lines, new_lines, f"{spec.path}@{old}", where, 1, 1)
-            )
-        return carried(None, new_blob)
-    past = [r for r in ranges if r[1] > len(old_lines)]
-    if past:
-        return left_behind(
-            "gone", f"{spec.path} has {len(old_lines)} lines at {old}; {past[0]} runs past it"
-        )
-    hunks = [] if old_data == new_data else line_hunks(old_lines, new_lines)
-    new_ranges: list[tuple[int, int]] = []
-    diffs: list[str] = []
-    for start, end in ranges:
-        mapped = map_range(hunks, start, end)
-        if mapped and old_lines[start - 1 : end] == new_lines[mapped[0] - 1 : mapped[1]]:
-            new_ranges.append(mapped)
-            record.linemap.update({n: n + mapped[0] - start for n in range(start, end + 1)})
-            continue
-        lo, hi = nearest_range(hunks, start, end, len(new_lines))
-        diffs.append(
-            _diff(old_lines[start - 1 : end], new_lines[lo - 1 : hi],
-                  f"{spec.path}:{start}-{end}@{old}", f"{spec.path}:{lo}-{hi}@{new}", start, lo)
-        )  # fmt: skip
-    if diffs:
-        return left_behind("changed", "\n".join(diffs))
-    return carried(",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in new_ranges), new_blob)
+    verdict = carry(
+        spec.selector,
+        FileAt(spec.path, old, as_text(old_data)),
+        FileAt(spec.path, new, as_text(new_data)),
+    )
+    if not verdict.carried:
+        return left_behind(verdict.status, verdict.detail)
+    record.status, record.detail, record.linemap = verdict.status, verdict.detail, verdict.linemap
+    moved = CitationSpec(spec.name, new if explicit else None, spec.path, verdict.selector)
+    same = verdict.selector == spec.selector
+    record.new = site.raw.strip() if same and not explicit else _spec(moved)
+    record.new_path, record.new_blob = spec.path, new_blob
+    return record
 
 
 def _spec(spec: CitationSpec) -> str:
@@ -398,4 +336,4 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-__all__ = ["SHORT", "line_hunks", "main", "plan", "apply", "is_package"]
+__all__ = ["SHORT", "main", "plan", "apply", "is_package"]

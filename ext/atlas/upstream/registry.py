@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from atlas.bookroot import extra_stores_root
-from atlas.git.process import git_env  # noqa: F401  (drift.py imports it from here)
 from atlas.git.repo import common_dir, gitlinks, gitmodules
 from atlas.upstream.permalink import build as build_permalink
 

@@ -15,8 +15,9 @@ One job per module, in the order a bump runs them:
   function on strings that returns the verdict (unchanged, moved, changed, gone);
 - :mod:`.plan`: every citation of the pin carried, as the records of :mod:`.model`;
 - :mod:`.bump`: the plan applied (pages, lock entries, gitlink);
-- :mod:`.cli`: the command line and the table it prints;
-- :mod:`.gitcalls`: the one function through which all of the above start git.
+- :mod:`.cli`: the command line and the table it prints.
+
+Git runs through the book's git layer (:mod:`atlas.git`), like everywhere else.
 
 Line numbers are carried by :mod:`atlas.upstream.linemap`, pages rewritten by
 :mod:`atlas.upstream.pagewriter`; :mod:`atlas.upstream.package_drift` does the same for
@@ -25,23 +26,7 @@ package upstreams (two wheels instead of two commits).
 
 from __future__ import annotations
 
-from atlas.upstream.drift.carry import as_text, diff_excerpt
-from atlas.upstream.drift.carry import symbol_lines as _symbol_lines_of_text
 from atlas.upstream.drift.cli import main, table
 from atlas.upstream.drift.model import SHORT, DriftError, Plan, Record
-from atlas.upstream.select import split_lines
 
 __all__ = ["SHORT", "DriftError", "Plan", "Record", "main", "table"]
-
-
-# -- the names package_drift imports from here, as it did before the split, taking the bytes of a
-# file. They go when it imports from .carry and .model (or calls carry() itself).
-_diff = diff_excerpt
-
-
-def _lines(data: bytes) -> list[str]:
-    return split_lines(as_text(data))
-
-
-def symbol_lines(path: str, data: bytes, symbol: str) -> tuple[int, int] | None:
-    return _symbol_lines_of_text(path, as_text(data), symbol)

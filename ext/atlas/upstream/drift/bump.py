@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from atlas.git import repo
+from atlas.git.store import GitStore, MissingObject
 from atlas.upstream.citations import CitationSite, scan_book
-from atlas.upstream.drift.gitcalls import run_git
 from atlas.upstream.drift.model import DriftError, Plan, Record
-from atlas.upstream.gitstore import GitStore, MissingObject
 from atlas.upstream.lock import LockEntry, load_lock, lock_key, lock_path, save_lock, text_hash
 from atlas.upstream.pagewriter import CitationEdit, PageEditError, rewrite_pages
 from atlas.upstream.registry import Upstream
@@ -114,12 +114,7 @@ def _selected_hash(
 
 
 def set_gitlink(book_root: Path, up: Upstream, commit: str) -> None:
-    """Stage the new pin. The submodule's folder is made (empty) when absent, as a clone makes
-    it: without it a later ``git commit -a`` would record the gitlink as deleted."""
-    (book_root / up.path).mkdir(parents=True, exist_ok=True)
-    proc = run_git(
-        "update-index", "--add", "--cacheinfo", f"160000,{commit},{up.path}", repo=book_root
-    )
-    if proc.returncode != 0:
-        stderr = proc.stderr.decode(errors="replace").strip()
-        raise DriftError(f"cannot move the gitlink {up.path}: {stderr}")
+    """Stage the new pin (:func:`atlas.git.repo.set_gitlink` makes the submodule's folder)."""
+    said = repo.set_gitlink(book_root, up.path, commit)
+    if said is not None:
+        raise DriftError(f"cannot move the gitlink {up.path}: {said}")

@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from atlas.git.store import GitStore, MissingObject
 from atlas.upstream import partialclone
 from atlas.upstream.citations import CitationSite, scan_book
 from atlas.upstream.drift.carry import FileAt, Verdict, as_text, carry
 from atlas.upstream.drift.model import SHORT, DriftError, Plan, Record
 from atlas.upstream.drift.target import resolve_target
 from atlas.upstream.drift.trees import FileMove, blob_hunks, follow_files
-from atlas.upstream.gitstore import GitStore, MissingObject
 from atlas.upstream.linemap import Hunk
 from atlas.upstream.registry import load_registry
 from atlas.upstream.spec import CitationSpec

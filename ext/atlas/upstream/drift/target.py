@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from atlas.git.process import run as run_git
+from atlas.git.store import FULL_SHA, GitStore, UnsafePath, check_rev
 from atlas.upstream import partialclone
-from atlas.upstream.drift.gitcalls import run_git
 from atlas.upstream.drift.model import DriftError
-from atlas.upstream.gitstore import FULL_SHA, GitStore, UnsafePath, check_rev
 
 HEAD_REF = "refs/atlas/head"  # where the remote's default branch is fetched to
 FETCHED_REF = "refs/atlas/fetched"  # a named REV while it is fetched, before it gets its own ref
@@ -17,7 +17,7 @@ FETCHED_REF = "refs/atlas/fetched"  # a named REV while it is fetched, before it
 
 def _rev_parse(git_dir: Path, name: str) -> str | None:
     args = ("rev-parse", "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}")
-    proc = run_git(*args, git_dir=git_dir)
+    proc = run_git(*args, git_dir=git_dir, text=False, lazy_fetch=False)
     out = proc.stdout.decode().strip()
     return out if proc.returncode == 0 and FULL_SHA.match(out) else None
 
@@ -83,6 +83,13 @@ def resolve_target(git_dir: Path, rev: str | None, ours: bool) -> str:
     target = _rev_parse(git_dir, FETCHED_REF)
     if target is None:
         raise DriftError(f"{rev} did not resolve to a commit at the remote")
-    run_git("update-ref", f"{partialclone.COMMIT_REF}{target}", target, git_dir=git_dir)
-    run_git("update-ref", "-d", FETCHED_REF, git_dir=git_dir)
+    run_git(
+        "update-ref",
+        f"{partialclone.COMMIT_REF}{target}",
+        target,
+        git_dir=git_dir,
+        text=False,
+        lazy_fetch=False,
+    )
+    run_git("update-ref", "-d", FETCHED_REF, git_dir=git_dir, text=False, lazy_fetch=False)
     return target

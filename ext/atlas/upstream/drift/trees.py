@@ -12,10 +12,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from atlas.git.process import run as run_git
+from atlas.git.store import GitStore, MissingObject, UnsafePath
 from atlas.upstream import partialclone
-from atlas.upstream.drift.gitcalls import run_git
 from atlas.upstream.drift.model import DriftError
-from atlas.upstream.gitstore import GitStore, MissingObject, UnsafePath
 from atlas.upstream.linemap import Hunk, parse_hunks
 
 
@@ -36,7 +36,7 @@ def tree_changes(
     args = ["diff-tree", "-r", "-z", "--raw", "--no-abbrev"]
     args += ["-M", "--find-renames=50%"] if renames else ["--no-renames"]
     args += [old, new, "--", *(paths or [])]
-    proc = run_git(*args, git_dir=git_dir)
+    proc = run_git(*args, git_dir=git_dir, text=False, lazy_fetch=False)
     if proc.returncode != 0:
         raise DriftError(f"git diff-tree failed: {proc.stderr.decode(errors='replace').strip()}")
     fields = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
@@ -68,6 +68,8 @@ def blob_hunks(git_dir: Path, old_blob: str, new_blob: str) -> list[Hunk] | None
         old_blob,
         new_blob,
         git_dir=git_dir,
+        text=False,
+        lazy_fetch=False,
     )
     if proc.returncode not in (0, 1):
         raise DriftError(f"git diff failed: {proc.stderr.decode(errors='replace').strip()}")
