@@ -14,13 +14,11 @@ from pathlib import Path
 
 import pytest
 from atlas.upstream.lock import load_lock
-from atlas.upstream.packages import (
-    PackageRegistryError,
-    WheelFiles,
-    load_packages,
-    record_digest,
-    verify_link,
-)
+from atlas.upstream.packages.files import FileSet, WheelFiles, record_digest
+from atlas.upstream.packages.installed import Installed
+from atlas.upstream.packages.links import verify_link
+from atlas.upstream.packages.registry import PackageRegistryError, PackageUpstream, load_packages
+from atlas.upstream.select import line_count
 from gitfixtures import FixtureUpstream, make_book
 from upstream_demo import upstream_book
 
@@ -354,7 +352,6 @@ def test_the_link_checker_answers_tag_links_from_installed_files(
     tmp_path, installed, monkeypatch
 ) -> None:
     from atlas.refs.github import Verifier
-    from atlas.upstream.packages import Installed
 
     root = tmp_path / "r"
     root.mkdir()
@@ -375,11 +372,68 @@ def test_the_link_checker_answers_tag_links_from_installed_files(
     assert verify_link(root, "https://github.com/other/repo/blob/v1.0.0/a.py", here) is None
     # through the link checker's verifier, as `make linkcheck` asks it
     monkeypatch.setenv("ATLAS_PACKAGE_PATH", str(installed["1.0.0"]))
-    from atlas.upstream import packages
+    from atlas.upstream.packages import links
 
-    packages._MEMO.clear()
+    links._MEMO.clear()
     verdict = Verifier(root).verify(f"{base}/core.py#L13")
     assert verdict is not None and verdict.ok is True
+
+
+class MemoryFiles(FileSet):
+    """A version's files held in memory, with the RECORD hashes a wheel would give them."""
+
+    def __init__(self, version: str, files: dict[str, bytes]) -> None:
+        self.name, self.version, self.where = NAME, version, "memory"
+        self.files = files
+        self.hashes = {path: record_digest(data) for path, data in files.items()}
+
+    def _bytes(self, path: str) -> bytes:
+        return self.files[path]
+
+
+class InstalledHere(Installed):
+    """What is installed, given as one FileSet instead of looked up on a path."""
+
+    def __init__(self, files: FileSet) -> None:
+        super().__init__([])
+        self.files = files
+
+    def get(self, up: PackageUpstream) -> FileSet:
+        return self.files
+
+
+def test_verify_link_accepts_exactly_the_permalinks_built_for_the_package_tag(tmp_path) -> None:
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    up = load_packages(tmp_path)[NAME]
+    files = {
+        f"{NAME}/core.py": CORE_V1.encode(),
+        f"{NAME}/no final newline.py": b"a = 1\r\nb = 2\r\nc = 3",  # quoted by build
+        f"{NAME}/caf\u00e9 #2.py": "x = '\u00e9'\n".encode(),  # ditto: %C3%A9 and %23
+    }
+    here = InstalledHere(MemoryFiles("1.0.0", files))
+    for path, data in files.items():
+        total = line_count(data)
+        built = [up.permalink("1.0.0", path)]
+        built += [
+            up.permalink("1.0.0", path, (start, end))
+            for start in range(1, total + 1)
+            for end in range(start, total + 1)
+        ]
+        assert "/blob/v1.0.0/src/fakepkg/" in built[-1]
+        for link in built:
+            ok, message = verify_link(tmp_path, link, here)
+            assert ok is True, (link, message)
+            assert message.startswith(f"{up.repo_path(path)} "), message
+        # and nothing beyond them: a line past the end, or another version's tag
+        past = up.permalink("1.0.0", path, (total, total + 1))
+        assert verify_link(tmp_path, past, here) == (
+            False,
+            f"{up.repo_path(path)} has {total} lines at fakepkg 1.0.0 (tag v1.0.0); "
+            f"the link cites L{total}-L{total + 1}",
+        )
+        ok, message = verify_link(tmp_path, up.permalink("0.9.0", path, (1, 1)), here)
+        assert ok is None and "is not fakepkg's pinned tag v1.0.0" in message
+    assert line_count(files[f"{NAME}/no final newline.py"]) == 3
 
 
 # -- the registry ---------------------------------------------------------------------------------
@@ -470,7 +524,7 @@ def test_wheel_files_are_verified_against_their_own_record(tmp_path, wheels) -> 
             dst.writestr(
                 item, data.replace(b"a + b", b"a - b") if item.endswith("core.py") else data
             )
-    from atlas.upstream.packages import PackageError
+    from atlas.upstream.packages.files import PackageError
 
     with pytest.raises(PackageError, match="does not match the wheel's RECORD"):
         WheelFiles(broken).read(f"{NAME}/core.py")

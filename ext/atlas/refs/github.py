@@ -5,7 +5,7 @@ only say the file exists, and often not even that (rate limits). When the reposi
 the book's upstreams and its objects are here, the git objects answer exactly: the commit
 exists, the file exists at that commit, and it has the cited lines. Links at a package
 upstream's tag (``/blob/v2.13.0/...`` of PyTorch) are answered from the installed wheel's files,
-each verified against its RECORD hash (:func:`atlas.upstream.packages.verify_link`).
+each verified against its RECORD hash (:func:`atlas.upstream.packages.links.verify_link`).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class Verifier:
 
     def verify(self, uri: str) -> Verdict | None:
         """None when ``uri`` is not a pinned GitHub link of a registered upstream."""
-        from atlas.upstream.packages import verify_link
+        from atlas.upstream.packages.links import verify_link
 
         # a link at a package upstream's tag: answered from the installed wheel's files
         found = verify_link(self.book_root, uri)

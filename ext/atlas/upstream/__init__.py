@@ -4,9 +4,12 @@ Modules, one job each: ``registry`` (upstreams from .gitmodules and gitlinks), `
 (object reads through one ``cat-file`` pipe), ``spec`` (the citation grammar), ``symbols``
 (Python/C/C++/CUDA definitions), ``select`` (selector and option filters, upstream numbering),
 ``cache`` (snippets_cache), ``lock`` (upstreams.lock), ``resolve`` (one citation, start to
-end), ``directive`` (the Sphinx directive and role), ``state`` (what a build remembers per
-page), ``permalink`` (GitHub permalinks, built and parsed in one place), ``citations`` (scan
-pages without Sphinx), ``check`` (``python -m atlas.upstream check`` and ``lock``).
+end), ``packages`` (package upstreams, pinned in pyproject.toml and quoted from the installed
+wheel's files: a subpackage whose docstring says where each job lives), ``package_drift``
+(their drift and bump), ``directive`` (the Sphinx directive and role), ``state`` (what a build
+remembers per page), ``permalink`` (GitHub permalinks, built and parsed in one place),
+``citations`` (scan pages without Sphinx), ``check`` (``python -m atlas.upstream check`` and
+``lock``).
 """
 
 from __future__ import annotations

@@ -192,7 +192,7 @@ def run_check(args: argparse.Namespace) -> int:
                 "that shifted is caught"
             )
         if resolver.packages:  # package upstreams: what is installed, against the pins
-            from atlas.upstream.packages import status_lines
+            from atlas.upstream.packages.status import status_lines
 
             print("\npackage upstreams (pyproject.toml):")
             for line in status_lines(resolver.packages, resolver.installed):

@@ -30,16 +30,13 @@ from atlas.upstream.drift.carry import FileAt, as_text, carry
 from atlas.upstream.drift.cli import table
 from atlas.upstream.drift.model import SHORT, DriftError, Plan, Record
 from atlas.upstream.lock import LockEntry, load_lock, lock_key, lock_path, save_lock, text_hash
-from atlas.upstream.packages import (
+from atlas.upstream.packages.files import FileSet, PackageError, WheelFiles
+from atlas.upstream.packages.installed import Installed, version_matches
+from atlas.upstream.packages.registry import (
     PYPROJECT,
-    FileSet,
-    Installed,
-    PackageError,
     PackageRegistryError,
     PackageUpstream,
-    WheelFiles,
     load_packages,
-    version_matches,
 )
 from atlas.upstream.pagewriter import CitationEdit, PageEditError, rewrite_pages
 from atlas.upstream.select import SelectError, apply_options, decode, select, selected_text

@@ -159,7 +159,8 @@ class Resolver:
         self._stores: dict[str, GitStore | None] = {}
         self._texts: dict[str, str] = {}
         # package upstreams (pyproject.toml; quoted from installed files): atlas.upstream.packages
-        from atlas.upstream.packages import Installed, load_packages
+        from atlas.upstream.packages.installed import Installed
+        from atlas.upstream.packages.registry import load_packages
 
         self.packages = load_packages(self.book_root)
         both = sorted(set(self.packages) & set(self.registry))
@@ -389,7 +390,8 @@ class Resolver:
 
     def _resolve_package(self, res: Resolution, options: dict[str, str]) -> None:
         """A package upstream: the installed files, verified against the wheel's RECORD."""
-        from atlas.upstream.packages import PackageError, package_snippet
+        from atlas.upstream.packages.files import PackageError
+        from atlas.upstream.packages.snippet import package_snippet
 
         assert res.spec is not None
         res.upstream = self.packages[res.spec.name]  # type: ignore[assignment]
