@@ -111,6 +111,7 @@ class FileSet:
 
 
 def _parse_record(text: str) -> dict[str, str]:
+    """Path in the wheel -> recorded hash, for each row of a RECORD (a CSV file)."""
     hashes: dict[str, str] = {}
     for row in csv.reader(io.StringIO(text)):
         if not row or not row[0]:
