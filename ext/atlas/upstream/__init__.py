@@ -6,7 +6,8 @@ Modules, one job each: ``registry`` (upstreams from .gitmodules and gitlinks), `
 ``cache`` (snippets_cache), ``lock`` (upstreams.lock), ``resolve`` (one citation, start to
 end), ``directive`` (the Sphinx directive and role), ``state`` (what a build remembers per
 page), ``permalink`` (GitHub permalinks, built and parsed in one place), ``citations`` (scan
-pages without Sphinx), ``check`` (``python -m atlas.upstream check`` and ``lock``).
+pages without Sphinx), ``check`` (``python -m atlas.upstream check`` and ``lock``), ``fetch``
+(``python -m atlas.upstream fetch``: ``needs``, ``transfer``, ``cli``).
 """
 
 from __future__ import annotations
