@@ -28,7 +28,9 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from atlas.upstream import fetch, partialclone
+from atlas.upstream import partialclone
+from atlas.upstream.fetch.needs import collect_needs
+from atlas.upstream.fetch.transfer import fetch_upstream
 from atlas.upstream.registry import load_registry
 
 BOOK = Path(__file__).resolve().parents[1]
@@ -120,7 +122,7 @@ def main() -> int:
     parser.add_argument("--no-partial", action="store_true", help="skip the blob-less clones")
     args = parser.parse_args()
     registry = load_registry(BOOK)
-    needs = fetch.collect_needs(BOOK, registry, args.names or None)
+    needs = collect_needs(BOOK, registry, args.names or None)
     rows = []
     with tempfile.TemporaryDirectory(prefix="atlas-bench-fetch-") as tmp_s:
         tmp = Path(tmp_s)
@@ -135,9 +137,9 @@ def main() -> int:
             need = replace(need, upstream=replace(up, url=url))
             cited = sum(len(p) for p in need.paths.values())
             start = time.perf_counter()
-            result = fetch.fetch_upstream(BOOK, need, into=tmp / f"{name}.git")
+            result = fetch_upstream(BOOK, need, into=tmp / f"{name}.git")
             took = time.perf_counter() - start
-            again = fetch.fetch_upstream(BOOK, need, into=tmp / f"{name}.git")
+            again = fetch_upstream(BOOK, need, into=tmp / f"{name}.git")
             shutil.rmtree(tmp / f"{name}.git", ignore_errors=True)
             partial = (None, 0.0, "skipped")
             if not args.no_partial:

@@ -4,8 +4,10 @@
   arXiv identifier, a raw link to a paper the bibliography holds.
 - :mod:`atlas.refs.directive`: ``chapter-references``, the works cited in a chapter;
   :mod:`atlas.refs.state` re-reads it when its folder gains or loses a page.
-- :mod:`atlas.refs.linkcheck`: the ``linkcheck`` builder with pacing, back-off, a cache and
-  pinned GitHub links verified from git objects; :mod:`atlas.refs.report` prints its report.
+- :mod:`atlas.refs.linkcheck`: the ``linkcheck`` builder and the JSON report it writes;
+  :mod:`atlas.refs.checker` its checker and workers (answers from git objects and
+  :mod:`atlas.refs.cache` first, back-off, time budget, 429 cap), :mod:`atlas.refs.pacing` the
+  pacing and circuit breaker per host; :mod:`atlas.refs.report` prints the report.
 """
 
 from __future__ import annotations

@@ -1,15 +1,25 @@
 """atlas.upstream: exact upstream code from pinned commits (see the package docstring of atlas).
 
-Modules, one job each: ``registry`` (upstreams from .gitmodules and gitlinks), ``gitstore``
-(object reads through one ``cat-file`` pipe), ``spec`` (the citation grammar), ``symbols``
-(Python/C/C++/CUDA definitions), ``select`` (selector and option filters, upstream numbering),
-``cache`` (snippets_cache), ``lock`` (upstreams.lock), ``resolve`` (one citation, start to
-end), ``packages`` (package upstreams, pinned in pyproject.toml and quoted from the installed
-wheel's files: a subpackage whose docstring says where each job lives), ``package_drift``
-(their drift and bump), ``directive`` (the Sphinx directive and role), ``state`` (what a build
-remembers per page), ``permalink`` (GitHub permalinks, built and parsed in one place),
-``citations`` (scan pages without Sphinx), ``check`` (``python -m atlas.upstream check`` and
-``lock``).
+Where each job lives (git itself is :mod:`atlas.git`'s; the book's paths are
+:class:`atlas.bookroot.BookPaths`):
+
+- the registry: ``registry`` (git upstreams: ``.gitmodules`` and the gitlinks; where each one's
+  objects are), ``packages/`` (package upstreams pinned in pyproject.toml, quoted from the
+  installed wheel's verified files; its docstring maps its modules), ``config`` (the settings);
+- one citation: ``spec`` (the grammar), ``symbols`` (definitions in Python, C/C++/CUDA,
+  TypeScript, Rust), ``select`` (selectors and options, upstream line numbers, line counts),
+  ``resolve`` (one citation, start to end, for the directive, ``check`` and ``lock`` alike),
+  ``cache`` (``snippets_cache/``), ``permalink`` (GitHub permalinks, built and parsed together);
+- in a build: ``directive`` (the directive and role, with structured attributes on each
+  citation), ``state`` (what a build remembers per page, and its collector), ``lockcheck``
+  (the frozen lock against every citation), ``labpaths`` (the files labs read at the pin);
+- the lock and the commands: ``lock`` (``upstreams.lock`` and its keys), ``citations`` (the
+  pages scanned without Sphinx), ``check`` (``check`` and ``lock``), ``fetch/`` (``needs``:
+  what the book needs; ``transfer``: one upstream's fetch; ``cli``), ``partialclone`` (bare
+  partial clones and transfers into them);
+- moving a pin: ``drift/`` (target, trees, carry, plan, bump, cli; its docstring maps them),
+  ``linemap`` and ``pagewriter`` (line numbers carried, pages rewritten), ``package_drift``
+  (the same for package upstreams).
 """
 
 from __future__ import annotations

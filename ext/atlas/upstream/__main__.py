@@ -11,7 +11,7 @@ import sys
 COMMANDS = {
     "check": ("atlas.upstream.check", "verify every citation of the book against git objects"),
     "lock": ("atlas.upstream.check", "refresh upstreams.lock from the git objects"),
-    "fetch": ("atlas.upstream.fetch", "fetch the objects the book cites (partial clones)"),
+    "fetch": ("atlas.upstream.fetch.cli", "fetch the objects the book cites (partial clones)"),
     "drift": ("atlas.upstream.drift.cli", "report which citations would move, change or break"),
     "bump": ("atlas.upstream.drift.cli", "move a pin and carry every citation across"),
 }
