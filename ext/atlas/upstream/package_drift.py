@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from atlas.bookroot import BookPaths, NotABook
 from atlas.upstream.citations import CitationSite, scan_book
@@ -162,7 +163,7 @@ def plan(
             records.append(_carry(site, old_files, new_files, old, version))
         else:
             kept.append(site)
-    return Plan(up, old, version, records, kept, None), new_files  # type: ignore[arg-type]
+    return Plan(up, old, version, records, kept, None), new_files
 
 
 def set_pin(book_root: Path, up: PackageUpstream, version: str, write: bool = True) -> None:
@@ -225,7 +226,7 @@ def refresh_lock(
     return moved, unknown
 
 
-def apply(book_root: Path, the_plan: Plan, new_files: FileSet) -> dict[str, object]:
+def apply(book_root: Path, the_plan: Plan, new_files: FileSet) -> dict[str, Any]:
     """Rewrite the pages, move the lock entries and the pin in pyproject.toml."""
     book_root = Path(book_root).resolve()
     up = the_plan.upstream
@@ -320,7 +321,7 @@ def main(argv: list[str]) -> int:
     if result is not None:
         up = the_plan.upstream
         print(
-            f"bumped {up.name} {the_plan.old} -> {the_plan.new}: {len(result['pages'])} page(s) "  # type: ignore[arg-type]
+            f"bumped {up.name} {the_plan.old} -> {the_plan.new}: {len(result['pages'])} page(s) "
             f"rewritten, {result['lock_moved']} lock entries moved"
             + (
                 f", {result['lock_unknown']} not computable (run `python -m atlas.upstream lock`)"

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TextIO
 
 from atlas.git import process
 from atlas.git.repo import common_dir
@@ -164,7 +165,7 @@ def ensure_store(book_root: Path, upstream: Upstream) -> tuple[Path, bool]:
 class Progress:
     """One plain-text progress bar per upstream on stderr (redrawn in place on a terminal)."""
 
-    def __init__(self, name: str, width: int, stream=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, name: str, width: int, stream: TextIO | None = None) -> None:
         self.name, self.width = name, width
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())

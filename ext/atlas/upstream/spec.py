@@ -41,7 +41,7 @@ class CitationSpec:
     @property
     def symbol(self) -> str | None:
         """``Class.method`` for ``::Class.method`` (C++ ``::`` separators kept as written)."""
-        return self.selector[2:] if self.is_symbol else None  # type: ignore[index]
+        return self.selector[2:] if self.selector and self.is_symbol else None
 
     def __str__(self) -> str:
         head = self.name + (f"@{self.rev}" if self.rev else "")

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from atlas.upstream.citations import CitationSite
+from atlas.upstream.packages.registry import PackageUpstream
 from atlas.upstream.registry import Upstream
 
 SHORT = 10  # hex digits of the old pin written into citations left behind
@@ -46,7 +47,7 @@ class Record:
 class Plan:
     """Everything a bump would do; ``drift`` prints it, ``bump`` applies it."""
 
-    upstream: Upstream
+    upstream: Upstream | PackageUpstream  # a git upstream, or a package (package_drift)
     old: str
     new: str
     records: list[Record]

@@ -12,6 +12,7 @@ import argparse
 import io
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from atlas.bookroot import BookPaths, NotABook, command
 from atlas.git.store import GitStoreError
@@ -25,7 +26,7 @@ def fetch_all(
     book_root: Path,
     needs: dict[str, Needs],
     quick: bool = False,
-    stream=None,  # type: ignore[no-untyped-def]
+    stream: TextIO | None = None,
     stop_offline: bool = False,
 ) -> list[Result]:
     """Fetch every upstream in ``needs``; one Result each (``error`` set when it failed).
