@@ -10,6 +10,9 @@
   each feature's settings dataclass (:mod:`atlas.settings`);
   :mod:`atlas.project.files`: the lock, ``.gitmodules`` and gitlinks, the ``.bib`` files, the
   assets; :mod:`atlas.project.errors`: one clean error each (file, line, what, fix; exit 2).
+- :mod:`atlas.project.envstate`: build state kept one way for every feature (a typed
+  ``PageState`` on the environment, kept by a ``StateCollector`` across ``-j`` and incremental
+  builds).
 """
 
 from __future__ import annotations
