@@ -16,7 +16,6 @@ human re-reads them (only the pinned version is installed, so there is no old co
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import subprocess
@@ -28,7 +27,7 @@ from typing import Any
 from atlas.bookroot import BookPaths, NotABook
 from atlas.upstream.citations import CitationSite, scan_book
 from atlas.upstream.drift.carry import FileAt, as_text, carry
-from atlas.upstream.drift.cli import table
+from atlas.upstream.drift.cli import print_plan
 from atlas.upstream.drift.model import SHORT, DriftError, Plan, Record
 from atlas.upstream.lock import LockEntry, load_lock, lock_key, lock_path, save_lock, text_hash
 from atlas.upstream.packages.files import FileSet, PackageError, WheelFiles
@@ -314,10 +313,7 @@ def main(argv: list[str]) -> int:
     except (DriftError, PackageError) as exc:
         print(f"{command}: {exc}", file=sys.stderr)
         return 2
-    if args.json:
-        print(json.dumps([r.to_json() for r in the_plan.records], indent=1, ensure_ascii=False))
-    else:
-        print(table(the_plan))
+    print_plan(the_plan, args.json)
     if result is not None:
         up = the_plan.upstream
         print(

@@ -47,6 +47,15 @@ def table(the_plan: Plan) -> str:
     return "\n".join(rows)
 
 
+def print_plan(the_plan: Plan, as_json: bool) -> None:
+    """The plan on stdout: one JSON record per citation, or the table (git and package
+    upstreams alike)."""
+    if as_json:
+        print(json.dumps([r.to_json() for r in the_plan.records], indent=1, ensure_ascii=False))
+    else:
+        print(table(the_plan))
+
+
 def parse_args(command: str, argv: list[str]) -> argparse.Namespace:
     """The arguments of ``drift`` (REV optional) or ``bump`` (REV required, ``--dry-run``)."""
     parser = argparse.ArgumentParser(
@@ -92,10 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     except (DriftError, partialclone.FetchError) as exc:
         print(f"{command}: {exc}", file=sys.stderr)
         return 2
-    if args.json:
-        print(json.dumps([r.to_json() for r in the_plan.records], indent=1, ensure_ascii=False))
-    else:
-        print(table(the_plan))
+    print_plan(the_plan, args.json)
     if result is not None:
         print(
             f"bumped {args.name} to {the_plan.new[:SHORT]}: {len(result['pages'])} page(s) "
