@@ -14,7 +14,8 @@ from atlas.upstream.select import (
     split_lines,
 )
 from atlas.upstream.spec import parse_spec
-from atlas.upstream.symbols import SymbolError, find_symbol
+from atlas.upstream.symbols.lookup import find_symbol
+from atlas.upstream.symbols.model import SymbolError
 
 TEXT = "".join(f"    step {i}  # mark\n" if i % 3 == 0 else f"    line {i}\n" for i in range(1, 21))
 

@@ -6,10 +6,11 @@ Where each job lives (git itself is :mod:`atlas.git`'s; the book's paths are
 - the registry: ``registry`` (git upstreams: ``.gitmodules`` and the gitlinks; where each one's
   objects are), ``packages/`` (package upstreams pinned in pyproject.toml, quoted from the
   installed wheel's verified files; its docstring maps its modules), ``config`` (the settings);
-- one citation: ``spec`` (the grammar), ``symbols`` (definitions in Python, C/C++/CUDA,
-  TypeScript, Rust), ``select`` (selectors and options, upstream line numbers, line counts),
-  ``resolve`` (one citation, start to end, for the directive, ``check`` and ``lock`` alike),
-  ``cache`` (``snippets_cache/``), ``permalink`` (GitHub permalinks, built and parsed together);
+- one citation: ``spec`` (the grammar), ``symbols/`` (definitions in Python, C/C++/CUDA,
+  TypeScript, Rust: one module per language; its docstring maps them), ``select`` (selectors
+  and options, upstream line numbers, line counts), ``resolve`` (one citation, start to end,
+  for the directive, ``check`` and ``lock`` alike), ``cache`` (``snippets_cache/``),
+  ``permalink`` (GitHub permalinks, built and parsed together);
 - in a build: ``directive`` (the directive and role, with structured attributes on each
   citation), ``state`` (what a build remembers per page, and its collector), ``lockcheck``
   (the frozen lock against every citation), ``labpaths`` (the files labs read at the pin);

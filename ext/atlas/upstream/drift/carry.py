@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from atlas.upstream.linemap import Hunk, line_hunks, map_range, nearest_range
 from atlas.upstream.select import split_lines
 from atlas.upstream.spec import line_ranges
-from atlas.upstream.symbols import find_symbol
+from atlas.upstream.symbols.lookup import find_symbol
 
 MAX_DIFF_LINES = 60
 
