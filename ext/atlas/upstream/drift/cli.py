@@ -17,7 +17,7 @@ from atlas import bookroot
 from atlas.bookroot import NotABook, find_root
 from atlas.upstream import partialclone
 from atlas.upstream.drift.bump import apply
-from atlas.upstream.drift.model import SHORT, STATUSES, DriftError, Plan
+from atlas.upstream.drift.model import SHORT, STATUSES, DriftError, DriftStatus, Plan
 from atlas.upstream.drift.plan import plan
 
 
@@ -28,7 +28,7 @@ def table(the_plan: Plan) -> str:
     width = max((len(f"{r.page}:{r.line}") for r in the_plan.records), default=10)
     for r in the_plan.records:
         arrow = r.new if r.new != r.old else "(as is)"
-        if r.status == "moved" and r.new == r.old and r.detail:
+        if r.status is DriftStatus.MOVED and r.new == r.old and r.detail:
             arrow += f" ({r.detail})"
         rows.append(f"  {r.status:<9} {f'{r.page}:{r.line}':<{width}}  {r.old}  ->  {arrow}")
     counts = the_plan.counts()
@@ -42,7 +42,7 @@ def table(the_plan: Plan) -> str:
         )
     )
     for r in the_plan.records:
-        if r.status in ("changed", "gone") and r.detail:
+        if not r.carried and r.detail:
             rows += ["", f"{r.status}: {r.page}:{r.line}  {r.old}", r.detail]
     return "\n".join(rows)
 
