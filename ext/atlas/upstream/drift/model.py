@@ -1,7 +1,7 @@
 """What ``drift`` reports and ``bump`` applies: one record per citation, and the plan holding them.
 
-Shared by the git tools and :mod:`atlas.upstream.package_drift`, which carry citations the same
-way between two versions of a package; the command line prints these as a table or as JSON.
+Shared by git and package upstreams (:mod:`.plan`, :mod:`.package_plan`), which carry citations
+the same way; :mod:`.report` prints these as a table or as JSON.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class Record:
 class Plan:
     """Everything a bump would do; ``drift`` prints it, ``bump`` applies it."""
 
-    upstream: Upstream | PackageUpstream  # a git upstream, or a package (package_drift)
+    upstream: Upstream | PackageUpstream  # a git upstream, or a package (package_plan)
     old: str
     new: str
     records: list[Record]
