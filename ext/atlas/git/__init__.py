@@ -10,6 +10,9 @@
 - :mod:`atlas.git.revs` turns a short SHA or a tag into a full SHA, one rule for every caller;
 - :mod:`atlas.git.repo` asks the book's repository for its registry (``.gitmodules``, the
   gitlinks), its common dir, its past pins, and moves a gitlink.
+- :mod:`atlas.git.diff` diffs two commits' trees and two blobs (``drift``/``bump``);
+- :mod:`atlas.git.refs` reads and moves the refs of an upstream's store (``rev-parse``,
+  ``update-ref``).
 
 Why not GitPython (pinned until this package existed, never imported): it is no faster.
 ``benchmarks/upstream.py`` (its ``blob reads`` lines, best of several runs) measured 0.065 ms

@@ -18,9 +18,9 @@ Where each job lives (git itself is :mod:`atlas.git`'s; the book's paths are
   pages scanned without Sphinx), ``check`` (``check`` and ``lock``), ``fetch/`` (``needs``:
   what the book needs; ``transfer``: one upstream's fetch; ``cli``), ``partialclone`` (bare
   partial clones and transfers into them);
-- moving a pin: ``drift/`` (target, trees, carry, plan, bump, cli; its docstring maps them),
-  ``linemap`` and ``pagewriter`` (line numbers carried, pages rewritten), ``package_drift``
-  (the same for package upstreams).
+- moving a pin: ``drift/`` for git and package upstreams (target, trees, wheels, carry, plan,
+  package_plan, bump, gitlink, package_pin, report, cli, package_cli; its docstring maps
+  them), ``linemap`` and ``pagewriter`` (line numbers carried, pages rewritten).
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from atlas.upstream.drift.model import DriftStatus
 from atlas.upstream.linemap import Hunk, line_hunks, map_range, nearest_range
 from atlas.upstream.select import split_lines
 from atlas.upstream.spec import line_ranges
@@ -51,7 +52,7 @@ class Verdict:
     ``:emphasize-lines:``). Left behind (``changed``, ``gone``): ``detail`` says why.
     """
 
-    status: str
+    status: DriftStatus
     detail: str = ""
     path: str | None = None
     selector: str | None = None
@@ -59,7 +60,7 @@ class Verdict:
 
     @property
     def carried(self) -> bool:
-        return self.status in ("unchanged", "moved")
+        return self.status.carried
 
 
 def as_text(data: bytes) -> str:
@@ -111,30 +112,30 @@ def carry(
     changed; the default compares lines with difflib, ``plan`` passes git's diff of the blobs.
     """
     if old.text is None:
-        return Verdict("gone", f"{old.path} does not exist at the old pin {old.rev}")
+        return Verdict(DriftStatus.GONE, f"{old.path} does not exist at the old pin {old.rev}")
     if new.text is None:
-        return Verdict("gone", f"{old.path} was deleted between {old.rev} and {new.rev}")
+        return Verdict(DriftStatus.GONE, f"{old.path} was deleted between {old.rev} and {new.rev}")
     old_lines, new_lines = split_lines(old.text), split_lines(new.text)
     where = f"{new.path}@{new.rev}"
 
     def carried(new_selector: str | None, linemap: dict[int, int], detail: str = "") -> Verdict:
         same = new.path == old.path and new_selector == selector
-        status = "unchanged" if same and not detail else "moved"
+        status = DriftStatus.UNCHANGED if same and not detail else DriftStatus.MOVED
         return Verdict(status, detail, new.path, new_selector, linemap)
 
     if selector is not None and selector.startswith("::"):
         symbol = selector[2:]
         before = symbol_lines(old.path, old.text, symbol)
         if before is None:
-            return Verdict("gone", f"{selector} is not in {old.path} at the old pin")
+            return Verdict(DriftStatus.GONE, f"{selector} is not in {old.path} at the old pin")
         after = symbol_lines(new.path, new.text, symbol)
         if after is None:
-            return Verdict("gone", f"{selector} is no longer in {where}")
+            return Verdict(DriftStatus.GONE, f"{selector} is no longer in {where}")
         a = old_lines[before[0] - 1 : before[1]]
         b = new_lines[after[0] - 1 : after[1]]
         if a != b:
             diff = diff_excerpt(a, b, f"{old.path}@{old.rev}", where, before[0], after[0])
-            return Verdict("changed", diff)
+            return Verdict(DriftStatus.CHANGED, diff)
         shift = after[0] - before[0]
         linemap = {n: n + shift for n in range(before[0], before[1] + 1)}
         # under the same path, a symbol that moved says where; a renamed file says enough
@@ -149,12 +150,12 @@ def carry(
     if ranges is None:  # the whole file
         if old.text != new.text:
             diff = diff_excerpt(old_lines, new_lines, f"{old.path}@{old.rev}", where, 1, 1)
-            return Verdict("changed", diff)
+            return Verdict(DriftStatus.CHANGED, diff)
         return carried(None, {})
     past = [r for r in ranges if r[1] > len(old_lines)]
     if past:
         return Verdict(
-            "gone",
+            DriftStatus.GONE,
             f"{old.path} has {len(old_lines)} lines at the old pin; the range "
             f"{past[0][0]}-{past[0][1]} does not resolve there",
         )
@@ -183,5 +184,5 @@ def carry(
             )
         )
     if diffs:
-        return Verdict("changed", "\n".join(diffs))
+        return Verdict(DriftStatus.CHANGED, "\n".join(diffs))
     return carried(",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in new_ranges), linemap)

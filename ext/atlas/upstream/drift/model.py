@@ -1,12 +1,13 @@
 """What ``drift`` reports and ``bump`` applies: one record per citation, and the plan holding them.
 
-Shared by the git tools and :mod:`atlas.upstream.package_drift`, which carry citations the same
-way between two versions of a package; the command line prints these as a table or as JSON.
+Shared by git and package upstreams (:mod:`.plan`, :mod:`.package_plan`), which carry citations
+the same way; :mod:`.report` prints these as a table or as JSON.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from atlas.upstream.citations import CitationSite
@@ -14,7 +15,24 @@ from atlas.upstream.packages.registry import PackageUpstream
 from atlas.upstream.registry import Upstream
 
 SHORT = 10  # hex digits of the old pin written into citations left behind
-STATUSES = ("unchanged", "moved", "changed", "gone")
+
+
+class DriftStatus(StrEnum):
+    """What became of one citation; the text is what the table, the JSON records and the
+    messages print (a ``StrEnum`` formats, compares and serialises as its text)."""
+
+    UNCHANGED = "unchanged"  # the cited text is where it was, under the same path and selector
+    MOVED = "moved"  # the same text under new line numbers or a new path (a rename)
+    CHANGED = "changed"  # the cited text differs: left on the old pin for a human to read
+    GONE = "gone"  # the file or the symbol is not there: left on the old pin
+
+    @property
+    def carried(self) -> bool:
+        """Whether the citation moves to the new pin (its text is the same there)."""
+        return self in (DriftStatus.UNCHANGED, DriftStatus.MOVED)
+
+
+STATUSES = tuple(DriftStatus)  # the order of the summary line
 
 
 class DriftError(RuntimeError):
@@ -30,16 +48,22 @@ class Record:
     kind: str
     old: str
     new: str
-    status: str
+    status: DriftStatus
     detail: str = ""
     new_path: str | None = field(default=None, repr=False)
     new_blob: str | None = field(default=None, repr=False)
     linemap: dict[int, int] = field(default_factory=dict, repr=False)
 
+    @property
+    def carried(self) -> bool:
+        """Whether the citation moves to the new pin (else it is left reading the old one)."""
+        return self.status.carried
+
     def to_json(self) -> dict[str, object]:
         out = asdict(self)
         for private in ("new_path", "new_blob", "linemap"):
             out.pop(private)
+        out["status"] = str(self.status)
         return out
 
 
@@ -47,12 +71,12 @@ class Record:
 class Plan:
     """Everything a bump would do; ``drift`` prints it, ``bump`` applies it."""
 
-    upstream: Upstream | PackageUpstream  # a git upstream, or a package (package_drift)
+    upstream: Upstream | PackageUpstream  # a git upstream, or a package (package_plan)
     old: str
     new: str
     records: list[Record]
     kept: list[CitationSite]  # citations with an explicit @REV other than the old pin
     git_dir: Path | None = None  # the object store both commits were read from
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[DriftStatus, int]:
         return {s: sum(r.status == s for r in self.records) for s in STATUSES}

@@ -16,7 +16,7 @@ from atlas.git.store import GitStore, MissingObject
 from atlas.upstream import partialclone
 from atlas.upstream.citations import CitationSite, scan_book
 from atlas.upstream.drift.carry import FileAt, Verdict, as_text, carry
-from atlas.upstream.drift.model import SHORT, DriftError, Plan, Record
+from atlas.upstream.drift.model import SHORT, DriftError, DriftStatus, Plan, Record
 from atlas.upstream.drift.target import resolve_target
 from atlas.upstream.drift.trees import FileMove, blob_hunks, follow_files
 from atlas.upstream.linemap import Hunk
@@ -114,13 +114,15 @@ def _verdict(
         try:
             before = FileAt(before.path, before.rev, as_text(store.read_object(move.old_blob)[1]))
         except MissingObject:
-            return Verdict("gone", f"blob {move.old_blob} of {spec.path} is not in the store")
+            return Verdict(
+                DriftStatus.GONE, f"blob {move.old_blob} of {spec.path} is not in the store"
+            )
         if move.new_path is not None and move.new_blob is not None:
             try:
                 after = FileAt(after.path, after.rev, as_text(store.read_object(move.new_blob)[1]))
             except MissingObject:
                 return Verdict(
-                    "gone", f"blob {move.new_blob} of {move.new_path} is not in the store"
+                    DriftStatus.GONE, f"blob {move.new_blob} of {move.new_path} is not in the store"
                 )
 
     def git_diff(_old_lines: list[str], _new_lines: list[str]) -> list[Hunk] | None:

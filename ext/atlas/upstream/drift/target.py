@@ -6,20 +6,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from atlas.git.process import run as run_git
+from atlas.git.refs import delete_ref, rev_parse_commit, update_ref
 from atlas.git.store import FULL_SHA, GitStore, UnsafePath, check_rev
 from atlas.upstream import partialclone
 from atlas.upstream.drift.model import DriftError
 
 HEAD_REF = "refs/atlas/head"  # where the remote's default branch is fetched to
 FETCHED_REF = "refs/atlas/fetched"  # a named REV while it is fetched, before it gets its own ref
-
-
-def _rev_parse(git_dir: Path, name: str) -> str | None:
-    args = ("rev-parse", "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}")
-    proc = run_git(*args, git_dir=git_dir, text=False, lazy_fetch=False)
-    out = proc.stdout.decode().strip()
-    return out if proc.returncode == 0 and FULL_SHA.match(out) else None
 
 
 def resolve_target(git_dir: Path, rev: str | None, ours: bool) -> str:
@@ -45,7 +38,7 @@ def resolve_target(git_dir: Path, rev: str | None, ours: bool) -> str:
             except partialclone.FetchError:
                 pass  # offline: fall back on what the store holds
         for name in (HEAD_REF, "refs/remotes/origin/HEAD", "HEAD"):
-            found = _rev_parse(git_dir, name)
+            found = rev_parse_commit(git_dir, name)
             if found:
                 return found
         raise DriftError(
@@ -80,16 +73,9 @@ def resolve_target(git_dir: Path, rev: str | None, ours: bool) -> str:
         None,
         quick=False,
     )
-    target = _rev_parse(git_dir, FETCHED_REF)
+    target = rev_parse_commit(git_dir, FETCHED_REF)
     if target is None:
         raise DriftError(f"{rev} did not resolve to a commit at the remote")
-    run_git(
-        "update-ref",
-        f"{partialclone.COMMIT_REF}{target}",
-        target,
-        git_dir=git_dir,
-        text=False,
-        lazy_fetch=False,
-    )
-    run_git("update-ref", "-d", FETCHED_REF, git_dir=git_dir, text=False, lazy_fetch=False)
+    update_ref(git_dir, f"{partialclone.COMMIT_REF}{target}", target)  # kept from gc
+    delete_ref(git_dir, FETCHED_REF)
     return target

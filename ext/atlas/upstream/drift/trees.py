@@ -12,7 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from atlas.git.process import run as run_git
+from atlas.git import diff
+from atlas.git.diff import TreeChange
 from atlas.git.store import GitStore, MissingObject, UnsafePath
 from atlas.upstream import partialclone
 from atlas.upstream.drift.model import DriftError
@@ -31,51 +32,22 @@ class FileMove:
 
 def tree_changes(
     git_dir: Path, old: str, new: str, paths: list[str] | None = None, renames: bool = False
-) -> list[tuple[str, str, str, str, str | None]]:
-    """(status, old blob, new blob, path, renamed-to path) of every file changed old -> new."""
-    args = ["diff-tree", "-r", "-z", "--raw", "--no-abbrev"]
-    args += ["-M", "--find-renames=50%"] if renames else ["--no-renames"]
-    args += [old, new, "--", *(paths or [])]
-    proc = run_git(*args, git_dir=git_dir, text=False, lazy_fetch=False)
-    if proc.returncode != 0:
-        raise DriftError(f"git diff-tree failed: {proc.stderr.decode(errors='replace').strip()}")
-    fields = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
-    out = []
-    i = 0
-    while i < len(fields) - 1:
-        meta = fields[i].lstrip(":").split()
-        if len(meta) < 5:
-            i += 1
-            continue
-        status = meta[4][0]
-        if status in "RC":
-            out.append((status, meta[2], meta[3], fields[i + 1], fields[i + 2]))
-            i += 3
-        else:
-            out.append((status, meta[2], meta[3], fields[i + 1], None))
-            i += 2
-    return out
+) -> list[TreeChange]:
+    """Every file changed old -> new (:func:`atlas.git.diff.tree_changes`); DriftError with
+    git's message when git cannot diff the two commits."""
+    try:
+        return diff.tree_changes(git_dir, old, new, paths, renames)
+    except diff.GitDiffError as exc:
+        raise DriftError(f"git {exc.command} failed: {exc.said}") from None
 
 
 def blob_hunks(git_dir: Path, old_blob: str, new_blob: str) -> list[Hunk] | None:
-    """The ``-U0`` hunks between two blobs; None when git sees binary content."""
-    proc = run_git(
-        "diff",
-        "-U0",
-        "--no-color",
-        "--no-ext-diff",
-        "--no-textconv",
-        old_blob,
-        new_blob,
-        git_dir=git_dir,
-        text=False,
-        lazy_fetch=False,
-    )
-    if proc.returncode not in (0, 1):
-        raise DriftError(f"git diff failed: {proc.stderr.decode(errors='replace').strip()}")
-    if b"\nBinary files " in proc.stdout or proc.stdout.startswith(b"Binary files "):
-        return None
-    return parse_hunks(proc.stdout)
+    """git's ``-U0`` hunks between two blobs; None when git sees binary content."""
+    try:
+        out = diff.blob_diff(git_dir, old_blob, new_blob)
+    except diff.GitDiffError as exc:
+        raise DriftError(f"git {exc.command} failed: {exc.said}") from None
+    return None if out is None else parse_hunks(out)
 
 
 def follow_files(
@@ -115,24 +87,26 @@ def follow_files(
     gone = [p for p in sorted(paths) if before[p] and not after[p]]
     for path in sorted(paths):
         moves[path] = FileMove(path, before[path], path if after[path] else None, after[path])
-    changes = {c[3]: c for c in tree_changes(git_dir, old, new)} if gone else {}
-    added = [c for c in changes.values() if c[0] == "A"]
+    changes = {c.path: c for c in tree_changes(git_dir, old, new)} if gone else {}
+    added = [c for c in changes.values() if c.status == "A"]
     for path in gone:  # not at the new commit under this name: look for it under another
         blob = before[path]
-        exact = [a for a in added if a[2] == blob]
-        exact.sort(key=lambda a: (os.path.basename(a[3]) != os.path.basename(path), a[3]))
+        exact = [a for a in added if a.new_blob == blob]
+        exact.sort(key=lambda a: (os.path.basename(a.path) != os.path.basename(path), a.path))
         if exact:
-            moves[path] = FileMove(path, blob, exact[0][3], blob)
+            moves[path] = FileMove(path, blob, exact[0].path, blob)
             continue
         base, folder = os.path.basename(path), os.path.dirname(path)
         similar = [
-            a[3] for a in added if os.path.basename(a[3]) == base or os.path.dirname(a[3]) == folder
+            a.path
+            for a in added
+            if os.path.basename(a.path) == base or os.path.dirname(a.path) == folder
         ]
         if similar and path in changes:
             renames[path] = similar[:50]
     if renames:
         wanted = {moves[p].old_blob for p in renames} | {
-            changes[c][2] for cands in renames.values() for c in cands
+            changes[c].new_blob for cands in renames.values() for c in cands
         }
         if ours:
             partialclone.fetch_blobs(git_dir, sorted(w for w in wanted if w), None, quick=False)

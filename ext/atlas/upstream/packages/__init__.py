@@ -37,5 +37,6 @@ nothing):
   one permalink parser (:func:`atlas.upstream.permalink.parse`) and line counter
   (:func:`atlas.upstream.select.line_count`).
 
-Drift and bump of package upstreams live in :mod:`atlas.upstream.package_drift`.
+Drift and bump of package upstreams live in :mod:`atlas.upstream.drift` (``wheels``,
+``package_plan``, ``package_pin``, ``package_cli``), with those of git upstreams.
 """
