@@ -10,15 +10,20 @@ import pytest
 from atlas import bookroot
 from atlas.bookroot import BookPaths, NotABook, extra_stores_root
 from atlas.git import process, repo
-from atlas.git.revs import KnownRevs, expand_rev
+from atlas.git.revs import KnownRevs, expand_rev, is_full_sha, is_sha_prefix
 from atlas.git.store import GitStore, UnsafePath
 from atlas.upstream.lock import (
+    LockEntry,
     LockKey,
+    known_revs,
     lock_key,
     lock_shas,
     parse_lock_key,
     parse_rev_key,
+    rev_key,
+    save_lock,
 )
+from atlas.upstream.registry import load_registry
 from gitfixtures import Commit, FixtureUpstream, git, make_book, make_repo
 
 A = "a" * 40
@@ -37,6 +42,17 @@ def test_known_revs_expand_in_order() -> None:
     assert known.expand("a") is None  # ab... and ac... : ambiguous, so unknown
     assert known.expand("v2.0") is None
     assert KnownRevs().expand("ab11111") is None
+
+
+def test_what_reads_as_a_sha() -> None:
+    assert is_full_sha(A) and is_full_sha("c" * 64)  # SHA-1 and SHA-256 ids
+    assert not is_full_sha(A.upper()) and not is_full_sha(A[:39]) and not is_full_sha(A + "\n")
+    assert is_sha_prefix("abc1234") and is_sha_prefix(A) and not is_sha_prefix(A + "a")
+    assert not is_sha_prefix("abc123")  # 6 digits: too short for a citation
+    assert not is_sha_prefix("ABC1234") and is_sha_prefix("ABC1234", any_case=True)
+    assert is_sha_prefix("abc", 1, 6) and not is_sha_prefix("", 1, 6)
+    assert not is_sha_prefix("abc123g") and not is_sha_prefix("v1.2.3")
+    assert not is_sha_prefix("abc1234\n")  # nothing trails the digits
 
 
 def test_expand_rev_refuses_revision_expressions() -> None:
@@ -144,6 +160,44 @@ def test_repo_reads_the_registry_and_moves_a_gitlink(book, tmp_path) -> None:
         repo.gitmodules(book)
 
 
+def test_recent_refs_names_tags_and_branches_newest_first(tmp_path) -> None:
+    up = make_repo(tmp_path / "up", [Commit({"f": "1\n"}, tags=["v1"]), {"f": "2\n"}])
+    refs = repo.recent_refs(up.git_dir)
+    first = git(up.path, "rev-parse", "v1^{commit}").strip()
+    assert f"v1 {first[:8]}" in refs
+    assert any(line.endswith(f" {up.head[:8]}") and not line.startswith("v1") for line in refs)
+    assert repo.recent_refs(up.git_dir, count=1) == refs[:1]
+
+
+def test_known_revs_gathers_pin_lock_and_past_pins(book) -> None:
+    up = load_registry(book)["demo"]
+    old = up.pin
+    assert old is not None
+    save_lock(
+        book,
+        {lock_key("demo", AB, "f.py", None): LockEntry("b", "s"), lock_key("x", AC, "f", None):
+         LockEntry("b", "s")},
+        {rev_key("demo", "v1.0"): A, rev_key("other", "v2"): AC},
+    )  # fmt: skip
+    repo.set_gitlink(book, "upstreams/demo", PIN)
+    git(book, "commit", "-q", "-am", "bump")
+    up = load_registry(book)["demo"]
+    known = known_revs(book, up)
+    assert known.pin == PIN and dict(known.recorded) == {"v1.0": A}  # this upstream's revs only
+    assert set(known.shas) == {AB, old, PIN}  # lock keys and past pins, not other upstreams'
+    assert known.expand(old[:9]) == old  # a citation left behind by the bump
+    assert known.expand("ac22222") is None
+    # a given lock (``lock`` rebuilding a corrupt one) replaces the file's
+    assert set(known_revs(book, up, lock={}, revs={}).shas) == {old, PIN}
+    (book / "upstreams.lock").write_text("{ not json")  # unreadable: it adds nothing
+    assert dict(known_revs(book, up).recorded) == {}
+
+
+def test_rev_key_is_what_parse_rev_key_takes_apart() -> None:
+    assert rev_key("demo", "v1.0") == "demo@v1.0"
+    assert parse_rev_key(rev_key("demo", "abc1234")) == ("demo", "abc1234")
+
+
 # -- BookPaths -----------------------------------------------------------------------------------
 def test_book_paths_from_the_command_line_anywhere_inside(book, monkeypatch) -> None:
     monkeypatch.delenv(bookroot.UPSTREAMS_ROOT_ENV, raising=False)
@@ -164,9 +218,8 @@ def test_book_paths_from_the_command_line_anywhere_inside(book, monkeypatch) -> 
 
 
 def test_book_paths_from_the_app(book, monkeypatch) -> None:
-    from sphinx.config import Config
-
     from atlas.upstream.config import UpstreamConfig
+    from sphinx.config import Config
 
     def app(**values: str) -> SimpleNamespace:
         config = Config(values, {})
@@ -187,6 +240,23 @@ def test_book_paths_from_the_app(book, monkeypatch) -> None:
     assert paths.snippets_cache == book / "cache" and paths.stores_root == book / "stores"
     bare = SimpleNamespace(config=Config({}, {}), confdir=str(book), srcdir=str(book))
     assert BookPaths.from_app(bare).root == book.resolve()  # without atlas.upstream loaded
+
+
+def test_book_paths_at_a_root_and_the_commands_they_print(book, tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv(bookroot.UPSTREAMS_ROOT_ENV, raising=False)
+    at = BookPaths.at(book)
+    assert at == BookPaths.from_cli(book) and at.source_arg == "source"
+    assert at.build == book.resolve() / "_build"
+    pages_at_root = BookPaths.from_cli(book, source=".")
+    assert pages_at_root.source_arg == "."
+    # the pages folder travels with the paths: no global remembers it
+    assert bookroot.command(pages_at_root, "lock", cwd=book).endswith("lock --source .")
+    assert bookroot.command(book, "lock", cwd=book).endswith("-m atlas.upstream lock")
+    assert bookroot.command(at, "lock", cwd=book) == bookroot.command(book, "lock", cwd=book)
+    elsewhere = BookPaths.at(book, source=str(tmp_path / "pages"))
+    assert bookroot.command(elsewhere, "fetch", cwd=tmp_path).endswith(
+        f"fetch --root {book.resolve()} --source {tmp_path.resolve() / 'pages'}"
+    )
 
 
 def test_extra_stores_root_reads_the_variable_only_when_nothing_is_given(monkeypatch) -> None:

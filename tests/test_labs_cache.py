@@ -12,7 +12,8 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from atlas.labs.cache import labkit_digest, page_key, upstreams_digest
+from atlas.bookroot import BookPaths
+from atlas.labs.cache import imports_digest, page_key, upstreams_digest
 from atlas.labs.directive import parse_examples
 from atlas.labs.execute import _PRESTARTED
 from atlas.labs.model import LabSpec
@@ -126,16 +127,15 @@ def test_key_covers_labkit_sources_and_lab_text(tmp_path: Path) -> None:
     kit = tmp_path / "labkit"
     kit.mkdir()
     (kit / "ranks.py").write_text("X = 1\n")
-    before = labkit_digest(kit)
-    (kit / "ranks.py").write_text("X = 2\n")
-    after = labkit_digest(kit)
-    assert before != after
-    (kit / "parallel").mkdir()
-    (kit / "parallel" / "zero.py").write_text("")
-    assert labkit_digest(kit) != after
 
     def spec(text: str) -> LabSpec:
         return LabSpec("p", 0, "a", "t", text, 1, 1, parse_examples(text, 1), 60.0)
+
+    page = [spec(">>> from atlas.labkit.ranks import X\n")]
+    before = imports_digest(page, kit)
+    (kit / "ranks.py").write_text("X = 2\n")
+    after = imports_digest(page, kit)
+    assert before != after
 
     one = page_key([spec(">>> 1\n1\n")], before, 0, 0)
     assert one == page_key([spec(">>> 1\n1\n")], before, 0, 0)
@@ -209,7 +209,23 @@ def test_key_covers_the_upstream_pins(tmp_path: Path) -> None:
         '[submodule "tool"]\n\tpath = upstreams/tool\n\turl = https://example.org/tool.git\n'
     )
     git("update-index", "--add", "--cacheinfo", f"160000,{'a' * 40},upstreams/tool")
-    before = upstreams_digest(book)
-    assert before == upstreams_digest(book)
+    before = upstreams_digest(BookPaths.at(book))
+    assert before == upstreams_digest(BookPaths.at(book))
     git("update-index", "--cacheinfo", f"160000,{'b' * 40},upstreams/tool")
-    assert upstreams_digest(book) != before
+    assert upstreams_digest(BookPaths.at(book)) != before
+
+
+def test_key_covers_objects_in_the_configured_stores(tmp_path: Path, monkeypatch) -> None:
+    """Objects fetched into the ``atlas_upstreams_root`` folder count as objects here."""
+    monkeypatch.delenv("ATLAS_UPSTREAMS_ROOT", raising=False)
+    book, stores = tmp_path / "book", tmp_path / "stores"
+    book.mkdir()
+    subprocess.run(["git", "init", "-q", str(book)], check=True)
+    (book / ".gitmodules").write_text(
+        '[submodule "tool"]\n\tpath = upstreams/tool\n\turl = https://example.org/tool.git\n'
+    )
+    subprocess.run(["git", "init", "-q", "--bare", str(stores / "tool.git")], check=True)
+    without = upstreams_digest(BookPaths.at(book))
+    assert upstreams_digest(BookPaths.at(book, stores=stores)) != without
+    monkeypatch.setenv("ATLAS_UPSTREAMS_ROOT", str(stores))  # the variable counts too
+    assert upstreams_digest(BookPaths.at(book)) != without

@@ -282,6 +282,21 @@ def test_without_local_objects_a_pinned_link_is_unverified_offline(tmp_path: Pat
     assert Verifier(root).verify(f"https://github.com/other/repo/blob/{repo.head}/a.py") is None
 
 
+def test_the_stores_folder_answers_pinned_links(tmp_path: Path, monkeypatch) -> None:
+    """The folder of extra stores (``atlas_upstreams_root``) is searched, as for citations."""
+    monkeypatch.delenv("ATLAS_UPSTREAMS_ROOT", raising=False)
+    repo = make_repo(tmp_path / "stores" / "demo", [{"a.py": "x\n"}])
+    root = make_book(
+        tmp_path / "registry", {"README.md": "fixture\n"},
+        {"demo": FixtureUpstream(repo, url="https://github.com/fixture/demo")},
+    )  # fmt: skip
+    link = f"https://github.com/fixture/demo/blob/{repo.head}/a.py#L1"
+    offline = Verifier(root).verify(link)  # without the folder: no objects here
+    assert offline is not None and offline.ok is None
+    verdict = Verifier(root, tmp_path / "stores").verify(link)
+    assert verdict is not None and verdict.ok is True, verdict
+
+
 @pytest.mark.sphinx("linkcheck", testroot="refs", freshenv=True)
 def test_bibliography_urls_reach_the_link_checker(make_app, app_params) -> None:
     args, kwargs = app_params

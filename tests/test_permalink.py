@@ -4,7 +4,16 @@ way of counting a file's lines for the citations and for the links to them."""
 from __future__ import annotations
 
 import pytest
-from atlas.upstream.permalink import Permalink, build, fragment, parse
+from atlas.upstream.packages.registry import PackageUpstream
+from atlas.upstream.permalink import (
+    Permalink,
+    build,
+    fragment,
+    github_slug,
+    is_commit,
+    parse,
+    web_url,
+)
 from atlas.upstream.registry import Upstream
 from atlas.upstream.select import line_count, split_lines
 
@@ -23,6 +32,36 @@ SHA = "2f49c09d80faf5abb70634d3cccac23ea16a541a"
 def test_parse_undoes_build(path: str, lines: tuple[int, int] | None) -> None:
     url = build("https://github.com/owner/repo", SHA, path, lines)
     assert parse(url) == Permalink("owner/repo", "blob", SHA, path, lines)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://github.com/Org/Up.git",
+        "https://github.com/Org/Up/",
+        "http://github.com/Org/Up",
+        "git@github.com:Org/Up.git",
+        "ssh://git@github.com/Org/Up",
+        " https://github.com/Org/Up \n",
+    ],
+)
+def test_a_github_repository_is_known_by_any_url(url: str) -> None:
+    assert github_slug(url) == "Org/Up" and web_url(url) == "https://github.com/Org/Up"
+    # git and package upstreams read their URL the same way (packages took no ssh URL before)
+    assert Upstream("up", "upstreams/up", url, None).web_url == web_url(url)
+    assert PackageUpstream("up", "1.0", url).github_slug == "Org/Up"
+
+
+def test_other_repositories_keep_their_url() -> None:
+    assert github_slug("https://gitlab.com/o/r.git") is None
+    assert web_url("https://gitlab.com/o/r.git/") == "https://gitlab.com/o/r"
+    assert github_slug("https://github.com/only-owner") is None
+
+
+def test_a_commit_in_a_link_is_7_to_40_hex_digits_either_case() -> None:
+    assert is_commit(SHA) and is_commit(SHA.upper()) and is_commit(SHA[:7])
+    assert not is_commit(SHA[:6]) and not is_commit("v1.2.3") and not is_commit(SHA + "0")
+    assert parse(build("https://github.com/o/r", SHA.upper(), "a.py")).commit == SHA
 
 
 def test_the_fragment_names_one_line_or_a_range() -> None:

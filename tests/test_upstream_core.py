@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from atlas.upstream.citations import scan_book, scan_markdown
 from atlas.git.store import GitStore, MissingObject, UnsafePath, store_for
+from atlas.upstream.citations import scan_book, scan_markdown
 from atlas.upstream.lock import LockEntry, load_lock, lock_key, save_lock, text_hash
+from atlas.upstream.packages.registry import PackageUpstream
 from atlas.upstream.registry import Upstream, load_registry, object_store
+from atlas.upstream.resolve import OK, Resolution, ResolutionStatus
 from atlas.upstream.spec import CitationSpec, SpecError, line_ranges, parse_spec
 from gitfixtures import Commit, FixtureUpstream, Symlink, git, make_book, make_repo, stores_dir
 
@@ -82,12 +84,25 @@ def test_parse_spec_refuses(text: str, message: str) -> None:
         parse_spec(text)
 
 
+def test_the_caption_shortens_a_commit_not_a_version() -> None:
+    sha = "2f49c09d80faf5abb70634d3cccac23ea16a541a"
+    spec = parse_spec(f"up@{sha} pkg/a.py:1-2")
+    git_up = Upstream("up", "upstreams/up", "https://github.com/o/up", sha)
+    package = PackageUpstream("up", "2.13.0rc1", "https://github.com/o/up")
+    assert (git_up.kind, package.kind) == ("git", "package")
+    at_commit = Resolution("x", OK, spec=spec, upstream=git_up)
+    assert at_commit.caption().startswith("up@2f49c09d \u00b7 pkg/a.py")
+    at_version = Resolution("x", OK, spec=spec, upstream=package, commit="2.13.0rc1")
+    assert at_version.caption().startswith("up@2.13.0rc1 \u00b7 ")
+    assert OK == "ok" and f"{ResolutionStatus.DRIFT}" == "drift"  # the words tables print
+
+
 def test_line_ranges() -> None:
     assert line_ranges("10-40,55") == [(10, 40), (55, 55)]
     assert line_ranges("::f") is None and line_ranges(None) is None
 
 
-# -- gitstore ---------------------------------------------------------------------------------
+# -- the object store (atlas.git.store) ---------------------------------------------------------
 def test_store_reads_blobs_at_any_commit(repo) -> None:
     store = GitStore(repo.git_dir)
     first, second, third = repo.commits

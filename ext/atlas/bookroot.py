@@ -12,9 +12,10 @@ snippet cache, the lock file and the folder of extra object stores. ``$ATLAS_UPS
 is read here and nowhere else (:func:`extra_stores_root`).
 
 Messages that tell the reader to run something print a command that works as printed, from
-where they ran it: ``make lock`` at the root of a book with that target, else the Python of this
-very process (``.venv/bin/python -m atlas.upstream lock``), with ``--root`` when the current
-folder is not inside the book.
+where they ran it (:func:`command`): ``make lock`` at the root of a book with that target, else
+the Python of this very process (``.venv/bin/python -m atlas.upstream lock``), with ``--root``
+when the current folder is not inside the book and ``--source`` when the pages are not in
+``source/`` (known from the :class:`BookPaths` the caller passes, not from a global).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ SOURCE = "source"
 CONF = "conf.py"
 SNIPPETS_CACHE = "snippets_cache"
 LOCK_FILE = "upstreams.lock"
+BUILD = "_build"  # the build folder of the book's make targets (sphinx-build -M ... _build)
 # A folder of extra object stores (NAME.git or NAME), searched first: fixture books in tests and
 # benchmarks point it at their own repositories. The atlas_upstreams_root setting wins over it.
 UPSTREAMS_ROOT_ENV = "ATLAS_UPSTREAMS_ROOT"
@@ -100,24 +102,15 @@ def python(cwd: Path | None = None) -> str:
     return str(exe)
 
 
-_SOURCES: dict[Path, str] = {}  # book root -> its pages folder, when not source/ (set by builds)
-
-
-def set_source(root: Path, srcdir: Path) -> None:
-    """Remember where a build found the pages of the book at ``root`` (for :func:`command`)."""
-    try:
-        rel = Path(srcdir).resolve().relative_to(Path(root).resolve()).as_posix()
-    except ValueError:
-        rel = str(Path(srcdir).resolve())
-    _SOURCES[Path(root).resolve()] = rel
-
-
-def command(root: Path, *args: str, cwd: Path | None = None) -> str:
-    """A command that runs ``python -m atlas.upstream ARGS`` on the book at ``root``, as the
-    reader can type it where they are: ``make TARGET`` at a root that has the target."""
+def command(book: Path | BookPaths, *args: str, cwd: Path | None = None) -> str:
+    """A command that runs ``python -m atlas.upstream ARGS`` on the book (its root, or its
+    :class:`BookPaths` when the pages may be elsewhere than ``source/``), as the reader can type
+    it where they are: ``make TARGET`` at a root that has the target."""
     cwd = (cwd or Path.cwd()).resolve()
-    root = Path(root).resolve()
-    source = _SOURCES.get(root, SOURCE)
+    if isinstance(book, BookPaths):
+        root, source = book.root.resolve(), book.source_arg
+    else:
+        root, source = Path(book).resolve(), SOURCE
     target = MAKE_TARGETS.get(tuple(args))
     if target and cwd == root and source == SOURCE and _has_make_target(root, target):
         return f"make {target}"
@@ -146,6 +139,40 @@ class BookPaths:
     snippets_cache: Path
     lock_file: Path
     stores_root: Path | None  # extra object stores, searched first (None: none)
+
+    @property
+    def source_arg(self) -> str:
+        """The pages folder as ``--source`` takes it: relative to the root, when inside it."""
+        try:
+            return self.source.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return str(self.source.resolve())
+
+    @property
+    def build(self) -> Path:
+        """The build folder the book's make targets use (``_build``), for commands that read
+        what a build wrote."""
+        return self.root / BUILD
+
+    @classmethod
+    def at(
+        cls,
+        root: Path | str,
+        source: str = SOURCE,
+        stores: Path | str | None = None,
+        snippets_cache: Path | None = None,
+    ) -> BookPaths:
+        """The paths of the book at ``root``, as given (nothing searched or checked): for code
+        handed a root, such as a resolver made in a test."""
+        found = Path(root).resolve()
+        return cls(
+            root=found,
+            source=found / source,
+            conf_dir=found,
+            snippets_cache=snippets_cache or found / SNIPPETS_CACHE,
+            lock_file=found / LOCK_FILE,
+            stores_root=extra_stores_root(stores),
+        )
 
     @classmethod
     def from_app(cls, app: Any) -> BookPaths:
@@ -177,15 +204,7 @@ class BookPaths:
         """The paths of a command: ``--root`` (else the book around ``start``, default the
         current folder; see :func:`find_root`), ``--source``, ``--stores``. NotABook when there
         is no book."""
-        found = find_root(root, start=start, source=source)
-        return cls(
-            root=found,
-            source=found / source,
-            conf_dir=found,
-            snippets_cache=found / SNIPPETS_CACHE,
-            lock_file=found / LOCK_FILE,
-            stores_root=extra_stores_root(stores),
-        )
+        return cls.at(find_root(root, start=start, source=source), source, stores)
 
 
 def package_book() -> Path:

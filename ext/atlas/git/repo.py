@@ -88,6 +88,17 @@ def past_pins(book_root: Path, path: str) -> set[str]:
     return found - {"0" * 40}
 
 
+def recent_refs(git_dir: Path, count: int = 12) -> list[str]:
+    """The newest ``count`` tags and branches of a repository, ``NAME SHORTSHA`` each (newest
+    first): what an error names as "commits that exist"."""
+    proc = run(
+        "for-each-ref", f"--count={count}", "--sort=-creatordate",
+        "--format=%(refname:short) %(objectname:short=8)", "refs/tags", "refs/heads",
+        git_dir=Path(git_dir),
+    )  # fmt: skip
+    return [line for line in proc.stdout.splitlines() if line.strip()]
+
+
 def last_commit_time(repo: Path) -> str | None:
     """The Unix time of the repository's last commit (None outside git, or before any)."""
     try:

@@ -19,20 +19,15 @@ import threading
 from pathlib import Path
 
 from atlas.git.process import CatFilePipe, GitStartError
+from atlas.git.revs import FULL_SHA, HEX, TAG, UnsafePath, check_rev
 
-HEX = re.compile(r"^[0-9a-f]{4,64}$")
-FULL_SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
-# A tag name we accept: git's ref rules, narrowed (no leading dash, no "..", "@{", ":", "^").
-TAG = re.compile(r"^(?!-)(?!.*\.\.)(?!.*@\{)(?!.*//)[A-Za-z0-9._/+-]{1,200}(?<![./])$")
+__all__ = ["FULL_SHA", "HEX", "TAG", "GitStore", "UnsafePath", "check_path", "check_rev"]
+
 MAX_SYMLINK_HOPS = 40
 
 
 class MissingObject(Exception):
     """The object is absent from the store (e.g. a partial clone's blob, offline)."""
-
-
-class UnsafePath(ValueError):
-    """A path or rev that could act as an option or reach outside the repository."""
 
 
 class GitStoreError(RuntimeError):
@@ -53,18 +48,6 @@ def check_path(path: str) -> str:
     if not parts:
         raise UnsafePath(f"path {path!r} names the repository root, not a file")
     return "/".join(parts)
-
-
-def check_rev(rev: str) -> str:
-    """The rev if it is a SHA prefix or a plain tag name, else UnsafePath."""
-    if HEX.match(rev.lower()) or TAG.match(rev):
-        if rev.endswith(".lock"):
-            raise UnsafePath(f"rev {rev!r} is not a valid tag name")
-        return rev
-    raise UnsafePath(
-        f"rev {rev!r} is neither a commit SHA (7 to 40 hex digits) nor a tag name; "
-        "revision expressions (HEAD~1, @{...}, ranges, options) are not accepted"
-    )
 
 
 class GitStore:

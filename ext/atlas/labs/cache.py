@@ -23,8 +23,10 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+from atlas.bookroot import BookPaths
 from atlas.labs.imports import closure, lab_modules
 from atlas.labs.model import LabSpec, PageResult
+from atlas.upstream.registry import load_registry, object_store
 
 LABKIT = Path(__file__).resolve().parents[1] / "labkit"
 ATLAS = LABKIT.parent
@@ -44,16 +46,6 @@ def _tree_digest(root: Path, files: list[Path]) -> str:
         digest.update(str(path.relative_to(root)).encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
-
-
-def labkit_digest(root: Path = LABKIT) -> str:
-    """Digest of every source file under ``atlas/labkit`` (caches excluded)."""
-    files = sorted(
-        path
-        for path in root.rglob("*")
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
-    )
-    return _tree_digest(root, files)
 
 
 def imports_digest(specs: list[LabSpec], root: Path = LABKIT) -> str:
@@ -101,21 +93,20 @@ def runtime_digest() -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-def upstreams_digest(book_root: Path) -> str:
-    """Each upstream's pin and whether its objects are here.
+def upstreams_digest(paths: BookPaths) -> str:
+    """Each upstream's pin and whether its objects are here (in the book's stores, the
+    ``atlas_upstreams_root`` folder included).
 
     Labs may run upstream code read at the pin (``atlas.labkit.serving.nanovllm``): moving a pin
     or fetching the objects (``make upstreams``) must re-run them, not serve a stale result.
     """
+    root, stores = paths.root, paths.stores_root
     try:
-        from atlas.upstream.registry import load_registry, object_store
-
-        registry = load_registry(book_root)
         state = sorted(
-            f"{name}={upstream.pin}:{'objects' if object_store(book_root, upstream) else '-'}"
-            for name, upstream in registry.items()
+            f"{name}={upstream.pin}:{'objects' if object_store(root, upstream, stores) else '-'}"
+            for name, upstream in load_registry(root).items()
         )
-    except Exception as exc:  # noqa: BLE001 - an unreadable registry is a state of its own
+    except (OSError, ValueError) as exc:  # git not started, .gitmodules unreadable: a state
         state = [f"registry unreadable: {type(exc).__name__}"]
     return hashlib.sha256("\0".join(state).encode()).hexdigest()
 

@@ -64,7 +64,7 @@ def run_labs(
             results[docname] = _not_run(page_specs, "off", why)
         return sorted(changed | (reports if changed else set()))
 
-    upstreams = upstreams_digest(BookPaths.from_app(app).root)
+    upstreams = upstreams_digest(BookPaths.from_app(app))
     configured = TeachConfig.of(app).labkit_root  # atlas.teach's setting (None if not loaded)
     labkit_root = configured.resolve() if configured else LABKIT
     memory = settings.memory_limit_mb

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from atlas.bookroot import NotABook, find_root
+from atlas.bookroot import BookPaths, NotABook
 from atlas.latex import build, tools
 
 
@@ -26,17 +26,18 @@ def main(argv: list[str] | None = None) -> int:
         absent = tools.missing(tools.requirements())
         print(tools.report(absent) if absent else "All the PDF's system tools are installed.")
         return 3 if absent else 0
-    root = args.root
-    if root is not None or None in (args.source, args.build, args.conf_dir):
-        try:
-            root = find_root(args.root)
-        except NotABook as exc:
-            print(f"python -m atlas.latex build: {exc}", file=sys.stderr)
-            return 2
+    if args.root is None and None not in (args.source, args.build, args.conf_dir):
+        # every folder given: no book needs to be found
+        return build.build(args.source, args.build, args.conf_dir, args.name, args.sphinx_args)
+    try:
+        paths = BookPaths.from_cli(args.root)
+    except NotABook as exc:
+        print(f"python -m atlas.latex build: {exc}", file=sys.stderr)
+        return 2
     return build.build(
-        args.source or root / "source",
-        args.build or root / "_build",
-        args.conf_dir or root,
+        args.source or paths.source,
+        args.build or paths.build,
+        args.conf_dir or paths.conf_dir,
         args.name,
         args.sphinx_args,
     )

@@ -23,21 +23,17 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 
 from atlas.assets.config import AssetsConfig
-from atlas.bookroot import BookPaths, command, set_source
+from atlas.bookroot import BookPaths, command
 from atlas.git.repo import GitmodulesError, gitlinks, gitmodules
 from atlas.project.errors import Problem, fail, shown
 from atlas.refs.bib import ENTRY_START
 
 
-def book_root(app: Sphinx, config: Config) -> Path:
-    return BookPaths.from_app(app).root
-
-
 # -- upstreams.lock -----------------------------------------------------------------------------
-def check_lock(root: Path) -> list[Problem]:
-    from atlas.upstream.lock import LockError, _read, lock_path
+def check_lock(paths: BookPaths) -> list[Problem]:
+    from atlas.upstream.lock import LockError, _read
 
-    path = lock_path(root)
+    path = paths.lock_file
     if not path.is_file():
         return []
     try:
@@ -45,7 +41,7 @@ def check_lock(root: Path) -> list[Problem]:
     except LockError as exc:
         fix = (
             f"restore it with `git checkout -- {path.name}`, or rebuild it from the pages with "
-            f"`{command(root, 'lock')}`"
+            f"`{command(paths, 'lock')}`"
         )
         return [Problem(shown(path), f"not a valid lock ({exc.reason}); {fix}", exc.line)]
     except (OSError, UnicodeDecodeError) as exc:
@@ -237,9 +233,8 @@ def check_static(paths: list[str]) -> list[Problem]:
 def check_project_files(app: Sphinx, config: Config) -> None:
     """config-inited: the lock, the registry of upstreams and the bibliography, before any of
     them is read."""
-    root = book_root(app, config)
-    set_source(root, Path(app.srcdir))  # the commands the messages print name these pages
-    problems = check_lock(root) + check_gitmodules(root)
+    paths = BookPaths.from_app(app)
+    problems = check_lock(paths) + check_gitmodules(paths.root)
     for path in bib_files(app, config):
         problems += check_bib(path)
     # the static folders conf.py or -D give (Sphinx would drop a missing one with a warning)

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from atlas.git.store import GitStoreError, MissingObject, UnsafePath, store_for
+from atlas.upstream.packages.links import verify_link
 from atlas.upstream.permalink import parse
+from atlas.upstream.registry import Upstream, load_registry, object_store
 from atlas.upstream.select import line_count
-
-if TYPE_CHECKING:
-    from atlas.upstream.registry import Upstream
 
 
 @dataclass(frozen=True)
@@ -32,17 +31,16 @@ class Verdict:
 class Verifier:
     """Answers pinned GitHub links from the object stores of the book's registered upstreams."""
 
-    def __init__(self, book_root: Path) -> None:
+    def __init__(self, book_root: Path, stores_root: Path | None = None) -> None:
         self.book_root = Path(book_root)
+        self.stores_root = stores_root  # the book's extra object stores (atlas_upstreams_root)
         self._by_slug: dict[str, Upstream] | None = None
 
     def _upstreams(self) -> dict[str, Upstream]:
         if self._by_slug is None:
             try:
-                from atlas.upstream.registry import load_registry
-
                 registry = load_registry(self.book_root)
-            except (ImportError, OSError, ValueError):
+            except (OSError, ValueError):
                 registry = {}
             self._by_slug = {
                 up.github_slug.lower(): up for up in registry.values() if up.github_slug
@@ -51,8 +49,6 @@ class Verifier:
 
     def verify(self, uri: str) -> Verdict | None:
         """None when ``uri`` is not a pinned GitHub link of a registered upstream."""
-        from atlas.upstream.packages.links import verify_link
-
         # a link at a package upstream's tag: answered from the installed wheel's files
         found = verify_link(self.book_root, uri)
         if found is not None:
@@ -64,11 +60,8 @@ class Verifier:
         upstream = self._upstreams().get(link.slug.lower())
         if upstream is None:
             return None
-        from atlas.git.store import GitStoreError, MissingObject, UnsafePath, store_for
-        from atlas.upstream.registry import object_store
-
         name = upstream.name
-        git_dir = object_store(self.book_root, upstream)
+        git_dir = object_store(self.book_root, upstream, self.stores_root)
         if git_dir is None:
             why = (
                 "is link-only (too large to fetch): checked online"

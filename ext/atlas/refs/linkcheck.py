@@ -78,8 +78,8 @@ class AtlasLinkcheckBuilder(CheckExternalLinksBuilder):
         settings = RefsConfig.of(config)
         outdir = Path(self.outdir)
         cache = LinkCache(settings.cache_path or outdir / "cache.json", settings.cache_days)
-        root = settings.repo or BookPaths.from_app(self._app).root
-        verifier = Verifier(Path(root))
+        paths = BookPaths.from_app(self._app)
+        verifier = Verifier(Path(settings.repo or paths.root), paths.stores_root)
         checker = AtlasChecker(config, cache=cache, verifier=verifier)
         records: list[dict[str, Any]] = []
         bib_entries = bib_locations(self._app)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from atlas.bookroot import NotABook, find_root
+from atlas.bookroot import BookPaths, NotABook
 from atlas.refs.linkcheck import REPORT_JSON
 
 SECTIONS = [
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     outdir = args.outdir
     if outdir is None:
         try:
-            outdir = find_root(args.root) / "_build" / "linkcheck"
+            outdir = BookPaths.from_cli(args.root).build / "linkcheck"
         except NotABook as exc:
             print(f"atlas.refs.report: {exc}", file=sys.stderr)
             return 2

@@ -10,11 +10,12 @@ Where each job lives (git itself is :mod:`atlas.git`'s; the book's paths are
   TypeScript, Rust: one module per language; its docstring maps them), ``select`` (selectors
   and options, upstream line numbers, line counts), ``resolve`` (one citation, start to end,
   for the directive, ``check`` and ``lock`` alike), ``cache`` (``snippets_cache/``),
-  ``permalink`` (GitHub permalinks, built and parsed together);
+  ``permalink`` (GitHub permalinks, built and parsed together, and a repository's web address);
 - in a build: ``directive`` (the directive and role, with structured attributes on each
   citation), ``state`` (what a build remembers per page, and its collector), ``lockcheck``
   (the frozen lock against every citation), ``labpaths`` (the files labs read at the pin);
-- the lock and the commands: ``lock`` (``upstreams.lock`` and its keys), ``citations`` (the
+- the lock and the commands: ``lock`` (``upstreams.lock``, its keys, and what the book knows of
+  an upstream's commits without its objects: ``known_revs``), ``citations`` (the
   pages scanned without Sphinx), ``check`` (``check`` and ``lock``), ``fetch/`` (``needs``:
   what the book needs; ``transfer``: one upstream's fetch; ``cli``), ``partialclone`` (bare
   partial clones and transfers into them);

@@ -15,26 +15,52 @@ import json
 import sys
 from collections import Counter
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
-from atlas.bookroot import BookPaths, NotABook, command, set_source
+from atlas.bookroot import BookPaths, NotABook, command
 from atlas.git.store import close_all
 from atlas.upstream.citations import CitationSite, scan_book
-from atlas.upstream.lock import LockEntry, LockError, key_lines, load_lock, load_revs, save_lock
-from atlas.upstream.resolve import DRIFT, ERROR, MISSING, OK, Resolution, Resolver
+from atlas.upstream.lock import (
+    LockEntry,
+    LockError,
+    key_lines,
+    load_lock,
+    load_revs,
+    rev_key,
+    save_lock,
+)
+from atlas.upstream.resolve import (
+    DRIFT,
+    ERROR,
+    MISSING,
+    OK,
+    Resolution,
+    ResolutionStatus,
+    Resolver,
+)
 
 RENDER_ONLY = ("caption", "name", "class")
-UNLOCKED = "unlocked"
-STALE = "stale"
+
+
+class LockStatus(StrEnum):
+    """What ``check`` says beside a citation's own outcome: the book and the lock differ."""
+
+    UNLOCKED = "unlocked"  # resolved, but upstreams.lock has no entry for it
+    STALE = "stale"  # an entry of upstreams.lock that no page cites
+
+
+UNLOCKED, STALE = LockStatus.UNLOCKED, LockStatus.STALE
 
 
 @dataclass
 class Row:
     site: CitationSite
     res: Resolution
+    paths: BookPaths  # the book (for the commands messages print)
 
     @property
-    def status(self) -> str:
+    def status(self) -> ResolutionStatus | LockStatus:
         if self.res.status == OK and self.res.new_entry:
             return UNLOCKED
         return self.res.status
@@ -44,7 +70,7 @@ class Row:
         if self.status == UNLOCKED:
             return (
                 f"not locked: upstreams.lock has no entry for it; run "
-                f"`{command(_ROOT[0], 'lock')}` and commit upstreams.lock"
+                f"`{command(self.paths, 'lock')}` and commit upstreams.lock"
             )
         return self.res.message
 
@@ -61,9 +87,6 @@ class Row:
         return "contains" if self.site.options.get("contains") else "NONE"
 
 
-_ROOT: list[Path] = [Path.cwd()]  # the book of this run (for the commands messages print)
-
-
 @dataclass(frozen=True)
 class Stale:
     """A lock entry that no citation of the book uses any more."""
@@ -76,7 +99,7 @@ def stale_entries(root: Path, rows: list[Row]) -> list[Stale]:
     """Lock entries (citations and revs) that no page cites: the lock must equal the book."""
     used = {r.res.key for r in rows if r.res.key}
     used_revs = {
-        f"{r.site.spec.name}@{r.site.spec.rev}"
+        rev_key(r.site.spec.name, r.site.spec.rev)
         for r in rows
         if r.site.spec and r.site.spec.rev and r.site.spec.rev != r.res.commit
     }
@@ -85,27 +108,26 @@ def stale_entries(root: Path, rows: list[Row]) -> list[Stale]:
     return [Stale(key, lines.get(key)) for key in keys]
 
 
-def stale_table(stale: list[Stale], root: Path) -> str:
+def stale_table(stale: list[Stale], paths: BookPaths) -> str:
     out = [f"stale: {len(stale)} upstreams.lock entr{'y' if len(stale) == 1 else 'ies'} "
            "that no page cites"]  # fmt: skip
     out += [f"  upstreams.lock:{s.line or '?'}  {s.key}" for s in stale]
-    out.append(f"    -> run `{command(root, 'lock')}` to drop them, and commit upstreams.lock")
+    out.append(f"    -> run `{command(paths, 'lock')}` to drop them, and commit upstreams.lock")
     return "\n".join(out)
 
 
 def resolve_sites(
-    root: Path, source: str, stores: Path | None, lock: dict[str, LockEntry] | None = None
+    paths: BookPaths, lock: dict[str, LockEntry] | None = None
 ) -> tuple[Resolver, list[Row]]:
-    _ROOT[0] = Path(root)
-    resolver = Resolver(root, stores_root=stores, read_cache=False, lock=lock)
+    resolver = Resolver.from_paths(paths, read_cache=False, lock=lock)
     rows = []
-    for site in scan_book(root, source):
+    for site in scan_book(paths.root, paths.source_arg):
         if site.spec is None:
             res = Resolution(raw=site.raw, status=ERROR, message=site.error or "does not parse")
         else:
             options = {k: v for k, v in site.options.items() if k not in RENDER_ONLY}
             res = resolver.resolve(site.spec, options)
-        rows.append(Row(site, res))
+        rows.append(Row(site, res, paths))
     return resolver, rows
 
 
@@ -143,35 +165,35 @@ def _args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv[1:])
 
 
-def no_citations(root: Path, source: str) -> str | None:
+def no_citations(paths: BookPaths) -> str | None:
     """Why finding no citation is wrong here (None when the book really cites nothing): a
     check that finds nothing in a book that cites upstreams is a check that cannot fail."""
-    pages = [p for p in (root / source).rglob("*") if p.suffix in (".md", ".rst")]
+    pages = [p for p in paths.source.rglob("*") if p.suffix in (".md", ".rst")]
     if not pages:
-        return f"{root / source} holds no pages (.md, .rst); give --root and --source of the book"
+        return f"{paths.source} holds no pages (.md, .rst); give --root and --source of the book"
     try:
-        locked = len(load_lock(root))
+        locked = len(load_lock(paths.root))
     except ValueError:
         locked = 0
     if locked:
         return (
-            f"no upstream citation found in {len(pages)} page(s) under {root / source}, but "
-            f"{root / 'upstreams.lock'} records {locked}; give --root and --source of the book"
+            f"no upstream citation found in {len(pages)} page(s) under {paths.source}, but "
+            f"{paths.lock_file} records {locked}; give --root and --source of the book"
         )
     return None
 
 
-def run_check(args: argparse.Namespace) -> int:
-    resolver, rows = resolve_sites(args.root, args.source, args.stores)
-    if not rows and (why := no_citations(args.root, args.source)):
+def run_check(paths: BookPaths, args: argparse.Namespace) -> int:
+    resolver, rows = resolve_sites(paths)
+    if not rows and (why := no_citations(paths)):
         print(f"check: {why}", file=sys.stderr)
         return 2
-    stale = stale_entries(args.root, rows)
+    stale = stale_entries(paths.root, rows)
     counts = Counter(r.status for r in rows)
     if stale:
         counts[STALE] = len(stale)
     if args.json:
-        fix = f"run `{command(args.root, 'lock')}` to drop it, and commit upstreams.lock"
+        fix = f"run `{command(paths, 'lock')}` to drop it, and commit upstreams.lock"
         print(json.dumps([
             {"page": r.site.page, "line": r.site.line, "citation": r.site.raw,
              "guard": r.guard, "status": r.status, "message": r.message} for r in rows
@@ -182,7 +204,7 @@ def run_check(args: argparse.Namespace) -> int:
     else:
         print(table(rows) if rows else "no upstream citations found")
         if stale:
-            print(stale_table(stale, args.root))
+            print(stale_table(stale, paths))
         print("\n" + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) if rows else "")
         unguarded = sum(1 for r in rows if r.guard == "NONE")
         if unguarded:
@@ -201,17 +223,17 @@ def run_check(args: argparse.Namespace) -> int:
     return 1 if stale or any(r.status in failing for r in rows) else 0
 
 
-def run_lock(args: argparse.Namespace) -> int:
-    root = args.root
+def run_lock(paths: BookPaths) -> int:
+    root = paths.root
     corrupt = None
     try:
         old, old_revs = load_lock(root), load_revs(root)
     except LockError as exc:  # a bad merge: rebuild the lock from the pages
         print(f"lock: {exc.path}: {exc.reason}; rebuilding it from the pages", file=sys.stderr)
         old, old_revs, corrupt = {}, {}, {}
-    resolver, rows = resolve_sites(root, args.source, args.stores, lock=corrupt)
-    if not rows and not any((root / args.source).rglob("*.md")):
-        print(f"lock: {root / args.source} holds no pages; give --root", file=sys.stderr)
+    resolver, rows = resolve_sites(paths, lock=corrupt)
+    if not rows and not any(paths.source.rglob("*.md")):
+        print(f"lock: {paths.source} holds no pages; give --root", file=sys.stderr)
         return 2
     new: dict[str, LockEntry] = {}
     revs: dict[str, str] = {}
@@ -222,9 +244,9 @@ def run_lock(args: argparse.Namespace) -> int:
         if res.rev_key and res.commit:
             revs[res.rev_key] = res.commit
         elif row.site.spec and row.site.spec.rev:
-            rev_key = f"{row.site.spec.name}@{row.site.spec.rev}"
-            if rev_key in old_revs:
-                revs[rev_key] = old_revs[rev_key]
+            written = rev_key(row.site.spec.name, row.site.spec.rev)
+            if written in old_revs:
+                revs[written] = old_revs[written]
         if res.status in (OK, DRIFT) and res.read is not None:
             new[res.key] = res.read
         elif res.status == MISSING and res.key in old:
@@ -251,12 +273,11 @@ def main(argv: list[str]) -> int:
     except NotABook as exc:
         print(f"{argv[0]}: {exc}", file=sys.stderr)
         return 2
-    args.root, args.stores = paths.root, paths.stores_root
-    set_source(paths.root, paths.source)
     try:
-        return run_check(args) if argv[0] == "check" else run_lock(args)
+        return run_check(paths, args) if argv[0] == "check" else run_lock(paths)
     except ValueError as exc:  # an unreadable lock or .gitmodules: say so, no traceback
-        print(f"{argv[0]}: {exc}", file=sys.stderr)
+        why = exc.message(paths) if isinstance(exc, LockError) else str(exc)
+        print(f"{argv[0]}: {why}", file=sys.stderr)
         return 2
     finally:
         close_all()

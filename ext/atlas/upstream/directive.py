@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, ClassVar
+from weakref import WeakKeyDictionary
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -18,10 +19,12 @@ from sphinx.errors import SphinxError
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
-from atlas.bookroot import BookPaths, set_source
+from atlas.bookroot import BookPaths
 from atlas.upstream import lockcheck
 from atlas.upstream.config import UpstreamConfig
-from atlas.upstream.permalink import COMMIT
+from atlas.upstream.lock import REV_PREFIX
+from atlas.upstream.packages.registry import PackageUpstream
+from atlas.upstream.permalink import is_commit
 from atlas.upstream.resolve import (
     DRIFT,
     ERROR,
@@ -33,7 +36,6 @@ from atlas.upstream.resolve import (
 from atlas.upstream.state import upstream_state
 
 logger = logging.getLogger(__name__)
-REV_PREFIX = "rev:"
 # attributes of a citation's link (caption or role), read by atlas.latex.index
 CITED_UPSTREAM, CITED_PATH = "upstream", "upstream_path"
 CITED_COMMIT, CITED_LINES = "upstream_commit", "upstream_lines"
@@ -44,33 +46,28 @@ class UpstreamCitationError(SphinxError):
     category = "Upstream citation error"
 
 
-# This build's resolver per source folder: made at builder-inited, inherited by -j workers.
-_RESOLVERS: dict[str, Resolver] = {}
+# Each build's resolver, kept beside its environment and forgotten with it (a weak key): made
+# at builder-inited, inherited by -j workers. Not an attribute of the environment, which is
+# pickled, while a resolver holds git processes.
+_RESOLVERS: WeakKeyDictionary[BuildEnvironment, Resolver] = WeakKeyDictionary()
 
 
 def resolver(env: BuildEnvironment) -> Resolver:
-    found = _RESOLVERS.get(str(env.srcdir))
+    found = _RESOLVERS.get(env)
     if found is None:
         raise UpstreamCitationError("atlas.upstream: no resolver (builder-inited did not run)")
     return found
 
 
-def book_root(app: Sphinx) -> Path:
-    return BookPaths.from_app(app).root
-
-
 def make_resolver(app: Sphinx) -> Resolver:
-    paths = BookPaths.from_app(app)
-    root = paths.root
     res = Resolver.from_paths(
-        paths,
+        BookPaths.from_app(app),
         max_lines=UpstreamConfig.of(app).max_lines,
         # a frozen lock is checked against the whole book at the end (lockcheck), so that a
         # check run after an update build, which re-reads nothing, still sees every citation
         frozen=False,
     )
-    _RESOLVERS[str(app.srcdir)] = res
-    set_source(root, Path(app.srcdir))  # the commands messages print name these pages
+    _RESOLVERS[app.env] = res
     return res
 
 
@@ -110,7 +107,7 @@ def citation_attributes(res: Resolution) -> dict[str, Any]:
     assert res.spec is not None
     found: dict[str, Any] = {CITED_UPSTREAM: res.spec.name, CITED_PATH: res.path}
     rev = res.commit or res.spec.rev
-    if rev and COMMIT.match(rev):
+    if rev and is_commit(rev):
         found[CITED_COMMIT] = rev
     if res.span and not res.whole_file:
         found[CITED_LINES] = res.span
@@ -185,10 +182,9 @@ def placeholder(res: Resolution) -> nodes.admonition:
     para = nodes.paragraph()
     label = res.caption()
     para += nodes.literal(label, label)
-    package = getattr(res.upstream, "kind", "git") == "package"
-    requirement = getattr(res.upstream, "requirement", "")  # a package upstream's
+    package = res.upstream if isinstance(res.upstream, PackageUpstream) else None
     para += nodes.Text(
-        f" is not shown because the package {requirement} is not installed here. "
+        f" is not shown because the package {package.requirement} is not installed here. "
         if package
         else " is not shown because the upstream's git objects are absent here. "
     )
@@ -307,12 +303,13 @@ def build_finished(app: Sphinx, exception: BaseException | None) -> None:
     if exception is not None or app.env is None:
         return
     env = app.env
+    paths = BookPaths.from_app(app)
     state = upstream_state(env)
     new = state.new
     if new and UpstreamConfig.of(app).lock == "update":
         from atlas.upstream.lock import LockEntry, load_lock, load_revs, save_lock
 
-        root = book_root(app)
+        root = paths.root
         lock, revs = load_lock(root), load_revs(root)
         added = 0
         for entries in new.values():
@@ -327,7 +324,7 @@ def build_finished(app: Sphinx, exception: BaseException | None) -> None:
         if added and save_lock(root, lock, revs):
             logger.info("upstreams.lock: %d new citation(s) recorded; commit upstreams.lock", added)
         new.clear()
-    lockcheck.finish(app, env, book_root(app), UpstreamConfig.of(app).lock == "frozen")
+    lockcheck.finish(app, env, paths, UpstreamConfig.of(app).lock == "frozen")
     errors = state.errors
     if errors:
         # Each error was already logged at its page and line; end with a summary and a

@@ -5,6 +5,10 @@ read and the sha256 of the selected text (after options). JSON with sorted keys,
 distinct citation key (see :func:`lock_key`), so diffs stay small and merges easy. A second
 map, ``revs``, records what each tag or short SHA written in a page resolved to
 (``"megatron@v0.9": FULLSHA``), so a build without the objects still knows the commit.
+
+:func:`known_revs` gathers, for one upstream, every full SHA the book knows without its objects
+(the pin, these revs, the SHAs the keys name, the book's past pins): what
+:func:`atlas.git.revs.expand_rev` expands a short SHA against when the objects are absent.
 """
 
 from __future__ import annotations
@@ -14,12 +18,22 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-LOCK_NAME = "upstreams.lock"
+from atlas.bookroot import LOCK_FILE, BookPaths, command
+from atlas.git import repo
+from atlas.git.revs import KnownRevs
+
+if TYPE_CHECKING:
+    from atlas.upstream.registry import Upstream
+
 LOCK_VERSION = 1
+# A page's tag or short SHA as the build state records it beside the lock keys it read
+# (``rev:NAME@REV``): the revs map of the lock holds ``NAME@REV`` (:func:`rev_key`).
+REV_PREFIX = "rev:"
 # Options that change the selected text, hence belong in the key (the rest only render).
 TEXT_OPTIONS = ("start-after", "end-before", "dedent")
 
@@ -95,8 +109,13 @@ def parse_lock_key(key: str) -> LockKey:
     return LockKey(match.group(1), match.group(2), path, selector, options)
 
 
+def rev_key(name: str, rev: str) -> str:
+    """``NAME@REV``: the key of the lock's ``revs`` map for a tag or short SHA a page wrote."""
+    return f"{name}@{rev}"
+
+
 def parse_rev_key(key: str) -> tuple[str, str]:
-    """(NAME, REV) of a key of the lock's ``revs`` map, ``NAME@REV``."""
+    """(NAME, REV) of a key of the lock's ``revs`` map, ``NAME@REV`` (see :func:`rev_key`)."""
     name, at, rev = key.partition("@")
     if not (name and at and rev):
         raise ValueError(f"{key!r} is not NAME@REV")
@@ -117,7 +136,7 @@ def lock_shas(keys: Iterable[str]) -> dict[str, set[str]]:
 
 
 def lock_path(root: Path) -> Path:
-    return Path(root) / LOCK_NAME
+    return Path(root) / LOCK_FILE
 
 
 class LockError(ValueError):
@@ -127,14 +146,14 @@ class LockError(ValueError):
         self.path, self.reason, self.line = Path(path), reason, line
         super().__init__(self.message())
 
-    def message(self) -> str:
-        from atlas.bookroot import command
-
+    def message(self, book: BookPaths | None = None) -> str:
+        """Where and why, and the commands that fix it (for ``book``, whose pages may be
+        elsewhere than ``source/``; default: the book the lock sits in)."""
         where = f"{self.path}:{self.line}" if self.line else str(self.path)
         return (
             f"{where}: not a valid lock ({self.reason}); restore it with "
-            f"`git checkout -- {LOCK_NAME}`, or rebuild it from the pages with "
-            f"`{command(self.path.parent, 'lock')}`"
+            f"`git checkout -- {LOCK_FILE}`, or rebuild it from the pages with "
+            f"`{command(book or self.path.parent, 'lock')}`"
         )
 
 
@@ -177,6 +196,39 @@ def load_revs(root: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
     return {str(k): str(v) for k, v in _read(path).get("revs", {}).items()}
+
+
+def known_revs(
+    book_root: Path,
+    upstream: Upstream,
+    *,
+    lock: Iterable[str] | None = None,
+    revs: Mapping[str, str] | None = None,
+) -> KnownRevs:
+    """Every full SHA of ``upstream`` the book knows without its objects, for
+    :func:`atlas.git.revs.expand_rev`: the pin; what the lock's ``revs`` recorded for each tag
+    or short SHA of this upstream; the SHAs its lock keys name and the commits the book's
+    history ever pinned it to (a citation left behind by a bump names one).
+
+    ``lock`` (the lock's keys) and ``revs`` default to the lock file's; a lock that cannot be
+    read contributes nothing (the build reports it where it reads the lock). The one set, in
+    :meth:`KnownRevs.expand`'s order, for the directive, ``check``, ``lock`` and ``fetch``."""
+    if lock is None or revs is None:
+        try:
+            lock = load_lock(book_root) if lock is None else lock
+            revs = load_revs(book_root) if revs is None else revs
+        except (OSError, ValueError):
+            lock, revs = lock or {}, revs or {}
+    recorded: dict[str, str] = {}
+    for key, sha in revs.items():
+        try:
+            name, rev = parse_rev_key(key)
+        except ValueError:
+            continue
+        if name == upstream.name:
+            recorded[rev] = sha
+    shas = lock_shas(lock).get(upstream.name, set()) | repo.past_pins(book_root, upstream.path)
+    return KnownRevs(upstream.pin, recorded, frozenset(shas))
 
 
 def key_lines(root: Path) -> dict[str, int]:

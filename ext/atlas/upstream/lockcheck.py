@@ -14,19 +14,16 @@ of every build :func:`finish` compares them with ``upstreams.lock``:
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
-from atlas.bookroot import command
-from atlas.upstream.lock import LOCK_NAME, key_lines, load_lock, load_revs, lock_path
+from atlas.bookroot import LOCK_FILE, BookPaths, command
+from atlas.upstream.lock import REV_PREFIX, key_lines, load_lock, load_revs, rev_key
 from atlas.upstream.resolve import DRIFT, MISSING, OK, Resolution
 from atlas.upstream.state import upstream_state
 
 logger = logging.getLogger(__name__)
-REV_PREFIX = "rev:"
 
 
 def record(env: BuildEnvironment, res: Resolution, line: int) -> None:
@@ -38,16 +35,17 @@ def record(env: BuildEnvironment, res: Resolution, line: int) -> None:
     page.setdefault(res.key, (line, checkable))
     spec = res.spec
     if spec is not None and spec.rev and res.commit and spec.rev != res.commit:
-        page.setdefault(f"{REV_PREFIX}{spec.name}@{spec.rev}", (line, checkable))
+        page.setdefault(REV_PREFIX + rev_key(spec.name, spec.rev), (line, checkable))
 
 
 def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def finish(app: Sphinx, env: BuildEnvironment, root: Path, frozen: bool) -> None:
+def finish(app: Sphinx, env: BuildEnvironment, paths: BookPaths, frozen: bool) -> None:
     """Compare the book's citations with the lock; in a frozen build, fail on any difference."""
-    if not lock_path(root).is_file() and not frozen:
+    root = paths.root
+    if not paths.lock_file.is_file() and not frozen:
         return
     used: dict[str, tuple[str, int, bool]] = {}
     keys = upstream_state(env).keys
@@ -63,7 +61,7 @@ def finish(app: Sphinx, env: BuildEnvironment, root: Path, frozen: bool) -> None
     )
     stale = sorted(k for k in lock if k not in used)
     stale += sorted(r for r in revs if REV_PREFIX + r not in used)  # NAME@REV: a revision
-    fix = command(root, "lock")
+    fix = command(paths, "lock")
     if not frozen:
         if stale:
             logger.info(
@@ -78,12 +76,12 @@ def finish(app: Sphinx, env: BuildEnvironment, root: Path, frozen: bool) -> None
             key, fix, location=(docname, line), type="upstream", subtype="unlocked",
         )  # fmt: skip
     lines = key_lines(root)
-    shown = lock_path(root)
+    shown = paths.lock_file
     for key in stale:
         line = lines.get(key)
         logger.error(
             "stale entry: no page cites %s; run `%s` to drop it and commit %s",
-            key, fix, LOCK_NAME, location=f"{shown}:{line}" if line else str(shown),
+            key, fix, LOCK_FILE, location=f"{shown}:{line}" if line else str(shown),
             type="upstream", subtype="stale",
         )  # fmt: skip
     if missing or stale:

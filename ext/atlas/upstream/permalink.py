@@ -4,7 +4,8 @@ The directive and the role link every citation to ``.../blob/REV/PATH#L10-L40``;
 checker answers such links from the git objects. Both sides must agree on the format, so the
 writer (:func:`build`) and the reader (:func:`parse`) live here, side by side, and a test checks
 that one undoes the other. Lines are counted as the citations number them
-(:func:`atlas.upstream.select.line_count`).
+(:func:`atlas.upstream.select.line_count`). The repository's address comes from its URL here
+too (:func:`github_slug`, :func:`web_url`), for git and package upstreams alike.
 """
 
 from __future__ import annotations
@@ -13,7 +14,12 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
-COMMIT = re.compile(r"^[0-9a-fA-F]{7,40}$")
+from atlas.git.revs import is_sha_prefix
+
+# A repository on github.com, over https or ssh (``git@github.com:O/R.git``).
+_GITHUB = re.compile(
+    r"^(?:https?://|ssh://git@|git@)github\.com[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$"
+)
 _LINK = re.compile(
     r"^https://github\.com/(?P<slug>[\w.-]+/[\w.-]+)/(?P<kind>blob|tree)/(?P<rev>[^/#?]+)"
     r"/(?P<path>[^#?]+?)/?(?:#L(?P<start>\d+)(?:C\d+)?(?:-L(?P<end>\d+)(?:C\d+)?)?|#[^#]*)?$"
@@ -33,7 +39,27 @@ class Permalink:
     @property
     def commit(self) -> str | None:
         """The revision in lower case when it is a commit SHA (7 to 40 hex digits), else None."""
-        return self.rev.lower() if COMMIT.match(self.rev) else None
+        return self.rev.lower() if is_commit(self.rev) else None
+
+
+def is_commit(rev: str) -> bool:
+    """``rev`` reads as a commit SHA in a link: 7 to 40 hex digits, either case."""
+    return is_sha_prefix(rev, any_case=True)
+
+
+def github_slug(url: str) -> str | None:
+    """``OWNER/REPO`` of a repository URL on github.com (https or ssh), else None."""
+    match = _GITHUB.match(url.strip())
+    return f"{match.group(1)}/{match.group(2)}" if match else None
+
+
+def web_url(url: str) -> str:
+    """A repository's web address: ``https://github.com/OWNER/REPO`` for GitHub (whatever the
+    URL's scheme), else the URL without a trailing ``/`` or ``.git``."""
+    slug = github_slug(url)
+    if slug:
+        return f"https://github.com/{slug}"
+    return url.rstrip("/").removesuffix(".git")
 
 
 def fragment(lines: tuple[int, int] | None) -> str:

@@ -7,18 +7,15 @@ so permalinks work everywhere (CI included).
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from atlas.bookroot import extra_stores_root
 from atlas.git.repo import common_dir, gitlinks, gitmodules
 from atlas.upstream.permalink import build as build_permalink
+from atlas.upstream.permalink import github_slug, web_url
 
 LINK_ONLY_KEY = "atlas-link-only-pin"
-_GITHUB = re.compile(
-    r"^(?:https?://|ssh://git@|git@)github\.com[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$"
-)
 
 
 @dataclass(frozen=True)
@@ -30,21 +27,21 @@ class Upstream:
     url: str
     pin: str | None
     link_only_pin: str | None = None
+    kind: str = field(default="git", init=False)  # PackageUpstream's is "package"
 
     @property
     def github_slug(self) -> str | None:
         """``OWNER/REPO`` when the URL is on github.com, else None."""
-        match = _GITHUB.match(self.url.strip())
-        return f"{match.group(1)}/{match.group(2)}" if match else None
+        return github_slug(self.url)
 
     @property
     def web_url(self) -> str:
         """The repository's web address (GitHub when possible), without a trailing ``.git``."""
-        slug = self.github_slug
-        if slug:
-            return f"https://github.com/{slug}"
-        url = self.url.rstrip("/")
-        return url[:-4] if url.endswith(".git") else url
+        return web_url(self.url)
+
+    def short_rev(self, rev: str) -> str:
+        """The commit as a caption shows it: 8 hex digits."""
+        return rev[:8]
 
     def permalink(self, commit: str, path: str, lines: tuple[int, int] | None = None) -> str:
         """``https://github.com/OWNER/REPO/blob/FULLSHA/path#L10-L40`` (``#L10`` for one line)."""

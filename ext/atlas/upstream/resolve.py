@@ -11,24 +11,26 @@ placeholder, provided the lock proves the citation was once checked against real
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from atlas.bookroot import BookPaths, command
-from atlas.git import process
-from atlas.git.revs import NOTHING_KNOWN, KnownRevs, expand_rev
+from atlas.git.repo import recent_refs
+from atlas.git.revs import NOTHING_KNOWN, KnownRevs, expand_rev, is_sha_prefix
 from atlas.git.store import GitStore, GitStoreError, MissingObject, UnsafePath, store_for
 from atlas.upstream.cache import CachedSnippet, SnippetCache, cache_key
 from atlas.upstream.lock import (
     LockEntry,
+    known_revs,
     load_lock,
     load_revs,
     lock_key,
-    lock_shas,
-    parse_rev_key,
+    rev_key,
     text_hash,
 )
+from atlas.upstream.packages.registry import PackageUpstream
 from atlas.upstream.registry import Upstream, load_registry, object_store
 from atlas.upstream.select import (
     DEFAULT_MAX_LINES,
@@ -46,19 +48,33 @@ from atlas.upstream.select import (
 )
 from atlas.upstream.spec import CitationSpec, SpecError, line_ranges, parse_spec
 
-OK, MISSING, ERROR, DRIFT = "ok", "missing", "error", "drift"
-HEX_REV = re.compile(r"^[0-9a-f]{7,40}$")
+
+class ResolutionStatus(StrEnum):
+    """The outcome of one citation; the values are the words tables and JSON print."""
+
+    OK = "ok"
+    MISSING = "missing"  # objects absent, the lock proves it was checked: a placeholder
+    ERROR = "error"
+    DRIFT = "drift"  # the text no longer matches the lock
+
+
+OK, MISSING, ERROR, DRIFT = (
+    ResolutionStatus.OK,
+    ResolutionStatus.MISSING,
+    ResolutionStatus.ERROR,
+    ResolutionStatus.DRIFT,
+)
 
 
 @dataclass
 class Resolution:
-    """The outcome of one citation. ``status`` is ok, missing, error or drift."""
+    """The outcome of one citation (:class:`ResolutionStatus`)."""
 
     raw: str
-    status: str
+    status: ResolutionStatus
     message: str = ""
     spec: CitationSpec | None = None
-    upstream: Upstream | None = None
+    upstream: Upstream | PackageUpstream | None = None
     commit: str | None = None
     segments: list[Segment] = field(default_factory=list)
     language: str = "text"
@@ -114,7 +130,7 @@ class Resolution:
         """``NAME@shortsha · path · L10–L40``."""
         assert self.spec is not None
         rev = self.commit or self.spec.rev or ""
-        rev = rev if getattr(self.upstream, "kind", "git") == "package" else rev[:8]
+        rev = self.upstream.short_rev(rev) if self.upstream is not None else rev[:8]
         parts = [f"{self.spec.name}@{rev}" if rev else self.spec.name, self.path]
         if not self.whole_file:
             parts.append(self.ranges_label())
@@ -144,19 +160,21 @@ class Resolver:
         frozen: bool = False,
         lock: dict[str, LockEntry] | None = None,
         read_cache: bool = True,
+        paths: BookPaths | None = None,
     ) -> None:
-        self.book_root = Path(book_root).resolve()
-        self.stores_root = Path(stores_root) if stores_root else None
+        # the book's paths: given whole by a build or a command (from_paths), else at book_root
+        self.paths = paths or BookPaths.at(book_root, stores=stores_root, snippets_cache=cache_dir)
+        self.book_root = self.paths.root
+        self.stores_root = self.paths.stores_root
         self.registry = load_registry(self.book_root)
-        self.cache = SnippetCache(
-            Path(cache_dir) if cache_dir else self.book_root / "snippets_cache"
-        )
+        self.cache = SnippetCache(self.paths.snippets_cache)
         self.max_lines = max_lines
         self.frozen = frozen
         self.lock = load_lock(self.book_root) if lock is None else lock
         self.revs = load_revs(self.book_root) if lock is None else {}
         self.read_cache = read_cache  # check and lock verify against objects, not the cache
         self._stores: dict[str, GitStore | None] = {}
+        self._known: dict[str, KnownRevs] = {}
         self._texts: dict[str, str] = {}
         # package upstreams (pyproject.toml; quoted from installed files): atlas.upstream.packages
         from atlas.upstream.packages.installed import Installed
@@ -172,14 +190,10 @@ class Resolver:
         self.installed = Installed()
 
     @classmethod
-    def from_paths(cls, paths: BookPaths, **kwargs: object) -> Resolver:
-        """The resolver of the book at ``paths`` (its stores, its snippet cache)."""
-        return cls(
-            paths.root,
-            stores_root=paths.stores_root,
-            cache_dir=paths.snippets_cache,
-            **kwargs,  # type: ignore[arg-type]
-        )
+    def from_paths(cls, paths: BookPaths, **kwargs: Any) -> Resolver:
+        """The resolver of the book at ``paths`` (its stores, its snippet cache, its pages for
+        the commands messages print)."""
+        return cls(paths.root, paths=paths, **kwargs)
 
     # -- stores -----------------------------------------------------------------------------------
     def store(self, upstream: Upstream) -> GitStore | None:
@@ -191,27 +205,12 @@ class Resolver:
                 self._stores[upstream.name] = None
         return self._stores[upstream.name]
 
-    def _refs(self, store: GitStore) -> list[str]:
-        """Tags and branches of a store, for 'commits that exist' hints (error path only)."""
-        proc = process.run(
-            "for-each-ref", "--count=12", "--sort=-creatordate",
-            "--format=%(refname:short) %(objectname:short=8)", "refs/tags", "refs/heads",
-            git_dir=store.git_dir,
-        )  # fmt: skip
-        return [line for line in proc.stdout.splitlines() if line.strip()]
-
     def known_revs(self, up: Upstream) -> KnownRevs:
-        """What the book knows of an upstream's commits without its objects: the pin, the
-        lock's revs and the full SHAs its keys name."""
-        recorded = {}
-        for key, sha in self.revs.items():
-            try:
-                name, rev = parse_rev_key(key)
-            except ValueError:
-                continue
-            if name == up.name:
-                recorded[rev] = sha
-        return KnownRevs(up.pin, recorded, lock_shas(self.lock).get(up.name, set()))
+        """What the book knows of an upstream's commits without its objects
+        (:func:`atlas.upstream.lock.known_revs`, from this resolver's lock), once per upstream."""
+        if up.name not in self._known:
+            self._known[up.name] = known_revs(self.book_root, up, lock=self.lock, revs=self.revs)
+        return self._known[up.name]
 
     # -- steps ------------------------------------------------------------------------------------
     def _commit(self, res: Resolution, store: GitStore | None) -> str | None:
@@ -238,19 +237,19 @@ class Resolver:
             return found
         if found is None:
             exists = [f"the pin {up.pin[:8]}"] if up.pin else []
-            exists += self._refs(store)
+            exists += recent_refs(store.git_dir)
             what = (
                 f"commit '{spec.rev}' is not"
-                if HEX_REV.match(spec.rev)
+                if is_sha_prefix(spec.rev)
                 else f"revision '{spec.rev}' is neither a commit SHA (7 to 40 hex digits) nor a tag"
             )
             raise _Fail(
                 f"{what} in {up.name}'s objects ({store.git_dir}); commits "
                 f"that exist: {', '.join(exists) or 'none'}; fix the @REV, or fetch it "
-                f"(`{command(self.book_root, 'fetch')}`)"
+                f"(`{command(self.paths, 'fetch')}`)"
             )
         if found != spec.rev:
-            res.rev_key = f"{up.name}@{spec.rev}"
+            res.rev_key = rev_key(up.name, spec.rev)
         return found
 
     def _snippet(self, res: Resolution, store: GitStore | None) -> CachedSnippet | None:
@@ -376,14 +375,14 @@ class Resolver:
                 raise _Fail(
                     f"the objects of '{up.name}' are not available and upstreams.lock has no entry "
                     f"for this citation, so it was never checked against real code; run "
-                    f"`{command(self.book_root, 'fetch')}`, build, and commit "
+                    f"`{command(self.paths, 'fetch')}`, build, and commit "
                     "upstreams.lock"
                 )
             res.status = MISSING
             where = self.store(up).git_dir if self.store(up) else "no object store"
             res.message = (
                 f"the objects of '{up.name}' are not available ({where}); the citation shows a "
-                f"placeholder. Run `{command(self.book_root, 'fetch')}` to fetch them"
+                f"placeholder. Run `{command(self.paths, 'fetch')}` to fetch them"
             )
             return
         self._finish(res, snippet, options)
@@ -394,7 +393,7 @@ class Resolver:
         from atlas.upstream.packages.snippet import package_snippet
 
         assert res.spec is not None
-        res.upstream = self.packages[res.spec.name]  # type: ignore[assignment]
+        res.upstream = self.packages[res.spec.name]
         try:
             check_options(options)
         except SelectError as exc:
@@ -405,7 +404,7 @@ class Resolver:
         except PackageError as exc:
             raise _Fail(str(exc)) from None
         if snippet is not None:
-            self._finish(res, snippet, options)  # type: ignore[arg-type]
+            self._finish(res, snippet, options)
 
     def _finish(self, res: Resolution, snippet: CachedSnippet, options: dict[str, str]) -> None:
         """Options, emphasis, and the lock: the same for every kind of upstream."""
@@ -425,7 +424,7 @@ class Resolver:
             if self.frozen:
                 raise _Fail(
                     "upstreams.lock has no entry for this citation and the lock is frozen; run "
-                    f"`{command(self.book_root, 'lock')}` and commit upstreams.lock"
+                    f"`{command(self.paths, 'lock')}` and commit upstreams.lock"
                 )
             res.entry, res.new_entry = LockEntry(blob=snippet.blob, sha256=digest), True
         elif res.entry.sha256 != digest or res.entry.blob != snippet.blob:
@@ -433,7 +432,7 @@ class Resolver:
             res.message = (
                 f"the selected text no longer matches upstreams.lock (locked blob "
                 f"{res.entry.blob[:10]}, read {snippet.blob[:10]}); re-read the citation at this "
-                f"commit, then refresh the lock with `{command(self.book_root, 'lock')}`"
+                f"commit, then refresh the lock with `{command(self.paths, 'lock')}`"
             )
             return
         res.status = OK

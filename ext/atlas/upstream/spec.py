@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from atlas.git.store import UnsafePath, check_path, check_rev
+from atlas.git.revs import MIN_SHA_DIGITS, UnsafePath, check_rev, is_sha_prefix
+from atlas.git.store import check_path
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 RANGES = re.compile(r"^\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*$")
@@ -124,11 +125,11 @@ def parse_spec(text: str) -> CitationSpec:
             check_rev(rev)
         except UnsafePath as exc:
             raise SpecError(str(exc)) from None
-        if re.fullmatch(r"[0-9a-fA-F]{1,6}", rev):
+        if is_sha_prefix(rev, 1, MIN_SHA_DIGITS - 1, any_case=True):
             raise SpecError(
                 f"revision {rev!r} is too short; give at least 7 hex digits of the commit"
             )
-        if re.fullmatch(r"[0-9a-fA-F]{7,40}", rev):
+        if is_sha_prefix(rev, any_case=True):
             rev = rev.lower()
     path, selector = _split_selector(rest)
     try:

@@ -2,25 +2,23 @@
 they read at each, and the revisions nothing can turn into a commit.
 
 A short SHA is expanded without the network (a remote can only be asked for a full SHA): by
-the store when it holds the commit, else by the pin, ``upstreams.lock`` or the book's past
-pins (:mod:`atlas.git.revs`, the same rule as the directive, ``check`` and ``lock``). Any
-other name is a tag, fetched by name before the commits.
+the store when it holds the commit, else by what the book knows, the pin, ``upstreams.lock``
+and the book's past pins (:func:`atlas.upstream.lock.known_revs`, the same set as the
+directive, ``check`` and ``lock``). Any other name is a tag, fetched by name before the
+commits.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
-from atlas.git import repo
-from atlas.git.revs import KnownRevs, expand_rev
-from atlas.git.store import HEX, GitStore, UnsafePath
+from atlas.git.revs import HEX, KnownRevs, expand_rev, is_sha_prefix
+from atlas.git.store import GitStore, UnsafePath
 from atlas.upstream.citations import scan_book
 from atlas.upstream.labpaths import lab_path_candidates
-from atlas.upstream.lock import load_lock, lock_shas
+from atlas.upstream.lock import known_revs
 from atlas.upstream.registry import Upstream, object_store
 
 
@@ -48,21 +46,6 @@ class Needs:
         return self.sites.get(rev, [])
 
 
-def lock_revs(book_root: Path) -> dict[str, set[str]]:
-    """Full commit SHAs the lock file knows, per upstream (to expand short revs offline)."""
-    try:
-        return lock_shas(load_lock(book_root))
-    except (OSError, ValueError):
-        return {}
-
-
-@lru_cache(maxsize=32)
-def past_pins(book_root: Path, up: Upstream) -> set[str]:
-    """Every commit the book's history ever pinned NAME to: a citation left behind by a bump
-    (``NAME@OLDSHORT``) names one, and a remote can only be asked for a full SHA."""
-    return repo.past_pins(book_root, up.path)
-
-
 def collect_needs(
     book_root: Path,
     registry: dict[str, Upstream],
@@ -80,7 +63,7 @@ def collect_needs(
     for need in needs.values():
         need.add(need.upstream.pin or "")
         need.lab_paths = candidates
-    known = lock_revs(book_root)
+    known: dict[str, KnownRevs] = {}  # per upstream, read when a short SHA needs it
     stores: dict[str, GitStore | None] = {}
     try:
         for site in scan_book(book_root, source):
@@ -112,11 +95,12 @@ def _expand_rev(
     book_root: Path,
     need: Needs,
     rev: str,
-    known: dict[str, set[str]],
+    known: dict[str, KnownRevs],
     stores: dict[str, GitStore | None],
 ) -> str | None:
-    """The full SHA of an explicit rev, from the store, the pin or the lock; a tag to fetch
-    otherwise (None), or a note in need.unresolved for a short SHA nothing can expand."""
+    """The full SHA of an explicit rev, from the store, else from what the book knows (a tag
+    only from the store: it is fetched by name); a tag to fetch otherwise (None), or a note in
+    need.unresolved for a short SHA nothing can expand."""
     up = need.upstream
     low = rev.lower()
     found = expand_rev(rev, KnownRevs(pin=up.pin))  # a full SHA, or the pin: no objects needed
@@ -134,11 +118,12 @@ def _expand_rev(
         if found:
             return found
     if HEX.match(low):
-        shas = known.get(up.name, set()) | past_pins(book_root, up)
-        found = KnownRevs(shas=shas).expand(rev)
+        if up.name not in known:
+            known[up.name] = known_revs(book_root, up)
+        found = known[up.name].expand(rev)
         if found:
             return found
-        if not re.fullmatch(r"[0-9a-f]{7,39}", low):
+        if not is_sha_prefix(low):  # a full SHA was taken above
             need.refs.setdefault(rev, set())  # all-hex but not a SHA length: may be a tag
             return None
         need.unresolved[rev] = (

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from atlas.upstream.permalink import build as build_permalink
+from atlas.upstream.permalink import github_slug, web_url
 
 PYPROJECT = "pyproject.toml"
 SECTION = "upstream-packages"  # [tool.atlas.upstream-packages.NAME]
 DEFAULT_TAG = "v{version}"
-_GITHUB = re.compile(r"^https?://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
 
 
 class PackageRegistryError(ValueError):
@@ -60,19 +60,19 @@ class PackageUpstream:
 
     @property
     def github_slug(self) -> str | None:
-        match = _GITHUB.match(self.url.strip())
-        return f"{match.group(1)}/{match.group(2)}" if match else None
+        """``OWNER/REPO`` when the repository is on github.com, else None."""
+        return github_slug(self.url)
 
     @property
     def web_url(self) -> str:
-        slug = self.github_slug
-        return f"https://github.com/{slug}" if slug else self.url.rstrip("/").removesuffix(".git")
+        return web_url(self.url)
 
     def tag(self, version: str | None = None) -> str:
         """The repository's tag for a version (``v2.13.0`` for torch 2.13.0)."""
         return self.tag_template.format(version=version or self.version)
 
     def short_rev(self, rev: str) -> str:
+        """The version as a caption shows it: whole (a git upstream shortens its SHA)."""
         return rev
 
     def repo_path(self, wheel_path: str) -> str:
