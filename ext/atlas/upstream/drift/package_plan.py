@@ -15,6 +15,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from atlas.git.revs import is_sha_prefix
 from atlas.upstream.citations import CitationSite, scan_book
 from atlas.upstream.drift.carry import FileAt, as_text, carry
 from atlas.upstream.drift.model import DriftError, DriftStatus, Plan, Record
@@ -86,7 +87,7 @@ def plan(
     if up is None:
         raise DriftError(f"{name} is not a package upstream of {book_root / PYPROJECT}")
     old = up.version
-    if re.fullmatch(r"[0-9a-fA-F]{7,40}", version) or not re.fullmatch(r"[\w.+!-]+", version):
+    if is_sha_prefix(version, any_case=True) or not re.fullmatch(r"[\w.+!-]+", version):
         raise DriftError(f"{version!r} is not a version of {name}; give one such as 2.14.0")
     work = workdir or Path(tempfile.mkdtemp(prefix="atlas-wheel-"))
     old_files = pinned_files(up, old_wheel, work)

@@ -9,9 +9,9 @@ the book still builds.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+from atlas.git.revs import is_sha_prefix
 from atlas.git.store import GitStore, MissingObject
 from atlas.upstream import partialclone
 from atlas.upstream.citations import CitationSite, scan_book
@@ -74,7 +74,7 @@ def plan(book_root: Path, name: str, rev: str | None) -> Plan:
 
 
 def _same_commit(rev: str, commit: str) -> bool:
-    return bool(re.fullmatch(r"[0-9a-f]{7,40}", rev.lower())) and commit.startswith(rev.lower())
+    return is_sha_prefix(rev, any_case=True) and commit.startswith(rev.lower())
 
 
 def carry_site(

@@ -3,11 +3,11 @@ the store lacks it, or the remote's default branch when no REV is given."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from atlas.git.refs import delete_ref, rev_parse_commit, update_ref
-from atlas.git.store import FULL_SHA, GitStore, UnsafePath, check_rev
+from atlas.git.revs import UnsafePath, expand_rev, is_full_sha, is_sha_prefix
+from atlas.git.store import GitStore
 from atlas.upstream import partialclone
 from atlas.upstream.drift.model import DriftError
 
@@ -44,13 +44,11 @@ def resolve_target(git_dir: Path, rev: str | None, ours: bool) -> str:
         raise DriftError(
             f"{git_dir} holds no branch head and the remote cannot be reached; give REV"
         )
-    try:
-        check_rev(rev)
-    except UnsafePath as exc:
-        raise DriftError(str(exc)) from None
     store = GitStore(git_dir)
     try:
-        found = store.resolve(rev)
+        found = expand_rev(rev, store=store)  # the one rule: the store's objects decide
+    except UnsafePath as exc:
+        raise DriftError(str(exc)) from None
     except LookupError as exc:
         raise DriftError(f"{rev}: {exc}; give more hex digits") from None
     finally:
@@ -59,11 +57,11 @@ def resolve_target(git_dir: Path, rev: str | None, ours: bool) -> str:
         return found
     if not ours and not found:
         raise DriftError(f"{rev} is not in {git_dir}; fetch it there first")
-    if FULL_SHA.match(rev.lower()) or found:
+    if is_full_sha(rev.lower()) or found:
         target = found or rev.lower()
         partialclone.fetch_commits(git_dir, [target], (), None, quick=False)
         return target
-    if re.fullmatch(r"[0-9a-fA-F]{7,39}", rev):
+    if is_sha_prefix(rev, max_digits=39, any_case=True):
         raise DriftError(f"{rev} is a short SHA the store does not hold; give the full SHA")
     partialclone.run_fetch(
         git_dir,
