@@ -71,7 +71,10 @@ def test_labcode_shows_real_line_numbers_and_links_the_file(teach_book) -> None:
     assert copied.read_bytes() == (src / "labkit" / "demo" / "kernel.py").read_bytes()
     doctree = app.env.get_doctree("labcode")
     starts = [b["highlight_args"]["linenostart"] for b in doctree.findall(nodes.literal_block)]
-    assert starts == [8, 19, 5]
+    assert starts == [8, 19, 5, 5, 8]
+    # rendered by upstream's renderer: its elision words, and code shown as is (force)
+    assert "\u22ee 2 lines not shown (L6\u2013L7)" in html
+    assert all(b["force"] for b in doctree.findall(nodes.literal_block))
 
 
 def test_labcode_role_is_a_checked_link(teach_book) -> None:
