@@ -23,10 +23,9 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from atlas.labs.imports import closure, lab_modules
+from atlas.labs.imports import LABKIT, closure, lab_modules
 from atlas.labs.model import LabSpec, PageResult
 
-LABKIT = Path(__file__).resolve().parents[1] / "labkit"
 ATLAS = LABKIT.parent
 # The code that runs a lab and decides its outcome, relative to the atlas package.
 RUNNER_FILES = (

@@ -27,7 +27,7 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 from sphinx.util.osutil import relative_uri
 
 from atlas.labs.imports import LABKIT
-from atlas.teach.config import TeachConfig
+from atlas.teach.config import TeachConfig, labkit_root
 from atlas.teach.state import teach_state
 from atlas.upstream.codeblocks import code_blocks
 from atlas.upstream.select import (
@@ -163,11 +163,6 @@ def _note_error(env: Any, location: tuple[str, int], raw: str, message: str) -> 
     teach_state(env).labcode_errors.setdefault(location[0], []).append(location[1])
 
 
-def labcode_root(env: Any) -> Path:
-    configured = TeachConfig.of(env).labkit_root
-    return configured.resolve() if configured else LABKIT
-
-
 class LabcodeDirective(SphinxDirective):
     """```` ```{labcode} serving/paged_attention.py::paged_attention ````."""
 
@@ -200,7 +195,7 @@ class LabcodeDirective(SphinxDirective):
             for k, v in self.options.items()
             if k not in ("name", "class", "caption")
         }
-        root = labcode_root(self.env)
+        root = labkit_root(self.env)
         try:
             quote = resolve(raw, options, root)
         except LabcodeError as exc:
@@ -246,7 +241,7 @@ class LabcodeRole(SphinxRole):
 
     def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
         docname, line = self.env.docname, self.lineno
-        root = labcode_root(self.env)
+        root = labkit_root(self.env)
         try:
             quote = resolve(self.text, {}, root)
         except LabcodeError as exc:
@@ -283,7 +278,7 @@ def copy_labkit(app: Sphinx, exception: BaseException | None) -> None:
     """Copy labkit's Python files into ``_labkit/`` of the HTML output (byte for byte)."""
     if exception is not None or app.builder.format != "html":
         return
-    root = labcode_root(app.env)
+    root = labkit_root(app.env)
     target = Path(app.outdir) / OUTPUT_FOLDER
     for name in labkit_files(root):
         dest = target / name
