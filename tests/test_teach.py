@@ -71,7 +71,10 @@ def test_labcode_shows_real_line_numbers_and_links_the_file(teach_book) -> None:
     assert copied.read_bytes() == (src / "labkit" / "demo" / "kernel.py").read_bytes()
     doctree = app.env.get_doctree("labcode")
     starts = [b["highlight_args"]["linenostart"] for b in doctree.findall(nodes.literal_block)]
-    assert starts == [8, 19, 5]
+    assert starts == [8, 19, 5, 5, 8]
+    # rendered by upstream's renderer: its elision words, and code shown as is (force)
+    assert "\u22ee 2 lines not shown (L6\u2013L7)" in html
+    assert all(b["force"] for b in doctree.findall(nodes.literal_block))
 
 
 def test_labcode_role_is_a_checked_link(teach_book) -> None:
@@ -325,3 +328,33 @@ def test_editing_one_helper_re_runs_only_the_pages_that_import_it(
     assert ran() == ["a"]  # a imports kernel, which imports helper
     edit("other.py", '"""Only b."""\n\nTRIPLE = 3\n')
     assert ran() == ["b"]
+
+
+# -- which labkit folder ------------------------------------------------------------------------
+def test_labkit_root_is_the_setting_else_the_package_folder(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from atlas.labs.imports import LABKIT
+    from atlas.teach.config import TeachConfig, labkit_root
+    from sphinx.config import Config
+
+    def config(**values: object) -> Config:
+        found = Config(values, {})
+        TeachConfig.register(SimpleNamespace(add_config_value=found.add))
+        return found
+
+    assert labkit_root(config()) == LABKIT == REPO / "ext" / "atlas" / "labkit"
+    assert labkit_root(config(atlas_labkit_root=str(tmp_path / "."))) == tmp_path.resolve()
+
+
+def test_the_runnable_file_reads_the_configured_labkit(tmp_path: Path) -> None:
+    from atlas.teach.runnable import render
+
+    (tmp_path / "fixture_only").mkdir()
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "fixture_only" / "__init__.py").write_text("")
+    (tmp_path / "fixture_only" / "pinned.py").write_text("from atlas.upstream import spec\n")
+    labs = [_spec(">>> from atlas.labkit.fixture_only.pinned import spec\n")]
+    note = "Some labs run upstream code read from its git objects"
+    assert note in render("p", "T", "p.md", labs, tmp_path)  # it reaches atlas.upstream
+    assert note not in render("p", "T", "p.md", labs)  # not in ext/atlas/labkit

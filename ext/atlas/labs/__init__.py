@@ -8,12 +8,16 @@ never imports torch.
 
 Where each job lives:
 
+- ``config``: the labs' settings (mode, timeout, memory cap, seed, workers, shown times);
 - ``model``: what a lab is and what running it gave (``LabStatus``, the JSON codec, the lookup
   from a lab to its result); ``directive``: the ``lab`` directive (read time);
 - ``execute``: which pages to run, in which mode, with the cache (``cache``, keyed through
-  ``imports``), at ``env-updated``;
+  ``imports``), at ``env-updated``; ``cache``: the results on disk, one file per page key;
 - ``runner`` (Sphinx side), ``zygote`` and ``worker`` (lab processes), talking through
-  ``protocol``; what they share with ``atlas.labkit`` lives in :mod:`atlas.processes`;
+  ``protocol`` (the kinds of message and their framing, once); what they share with
+  ``atlas.labkit`` lives in :mod:`atlas.processes`;
+- ``imports``: what a lab takes from ``atlas.labkit`` (read with ``ast``) and ``LABKIT``, its
+  folder; the cache key and the teaching check share it;
 - ``state``: what the build remembers (labs, results, "Labs" pages) and its collector;
 - ``render``: a lab on its page; ``table``: the "Labs" page; ``junit``: the JUnit report;
   ``log``: progress lines and one error per lab that is not fine.

@@ -24,11 +24,10 @@ from functools import cache
 from pathlib import Path
 
 from atlas.bookroot import BookPaths
-from atlas.labs.imports import closure, lab_modules
+from atlas.labs.imports import LABKIT, closure, lab_modules
 from atlas.labs.model import LabSpec, PageResult
 from atlas.upstream.registry import load_registry, object_store
 
-LABKIT = Path(__file__).resolve().parents[1] / "labkit"
 ATLAS = LABKIT.parent
 # The code that runs a lab and decides its outcome, relative to the atlas package.
 RUNNER_FILES = (

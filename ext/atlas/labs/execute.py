@@ -17,13 +17,13 @@ from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
 from atlas.bookroot import BookPaths
-from atlas.labs.cache import LABKIT, ResultCache, imports_digest, page_key, upstreams_digest
+from atlas.labs.cache import ResultCache, imports_digest, page_key, upstreams_digest
 from atlas.labs.config import LabsConfig
 from atlas.labs.junit import write_junit
 from atlas.labs.log import progress_line, report_problems, slowest
 from atlas.labs.model import LabResult, LabSpec, LabStatus, PageResult
 from atlas.labs.runner import Job, LabRunner, ZygoteError
-from atlas.teach.config import TeachConfig
+from atlas.teach.config import labkit_root
 
 logger = logging.getLogger(__name__)
 
@@ -65,14 +65,13 @@ def run_labs(
         return sorted(changed | (reports if changed else set()))
 
     upstreams = upstreams_digest(BookPaths.from_app(app))
-    configured = TeachConfig.of(app).labkit_root  # atlas.teach's setting (None if not loaded)
-    labkit_root = configured.resolve() if configured else LABKIT
+    labkit_folder = labkit_root(app)  # atlas_labkit_root (atlas.teach's), or ext/atlas/labkit
     memory = settings.memory_limit_mb
     seed = settings.seed
     cache = ResultCache(build_folder(app) / ".labs-cache")
     jobs: list[Job] = []
     for docname in sorted(specs):
-        labkit = imports_digest(specs[docname], labkit_root)  # only the files this page reaches
+        labkit = imports_digest(specs[docname], labkit_folder)  # only the files this page reaches
         key = page_key(specs[docname], labkit, seed, memory, upstreams)
         if mode != "force":
             current = results.get(docname)

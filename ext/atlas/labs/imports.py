@@ -19,6 +19,8 @@ from functools import lru_cache
 from pathlib import Path
 
 PACKAGE = "atlas.labkit"
+# The labkit folder of this checkout, the one place that names it. A fixture book may quote and
+# import another (``atlas_labkit_root``): :func:`atlas.teach.config.labkit_root` chooses.
 LABKIT = Path(__file__).resolve().parents[1] / "labkit"
 
 

@@ -8,7 +8,6 @@ the deadline of the lab being run is enforced from here with SIGKILL, so a lab s
 from __future__ import annotations
 
 import os
-import pickle
 import selectors
 import socket
 import subprocess
@@ -30,6 +29,7 @@ from atlas.labs.model import (
     LabStatus,
     PageResult,
 )
+from atlas.labs.protocol import Kind
 from atlas.processes import kill
 
 STARTUP_TIMEOUT = 180.0  # seconds for the zygote to import torch on a cold, busy machine
@@ -134,11 +134,11 @@ class LabRunner:
         assert self._sock is not None
         self._sock.settimeout(STARTUP_TIMEOUT)
         try:
-            message = pickle.loads(self._sock.recv(1 << 20) or pickle.dumps(("broken", "")))
+            message = protocol.recv_packet(self._sock) or (Kind.BROKEN, "")
         except TimeoutError:
-            message = ("broken", f"it did not start within {STARTUP_TIMEOUT:g} s")
+            message = (Kind.BROKEN, f"it did not start within {STARTUP_TIMEOUT:g} s")
         self._sock.settimeout(None)
-        if message[0] != "ready":
+        if message[0] != Kind.READY:
             self.__exit__(None, None, None)
             detail = message[1].strip() or self._log_tail()
             raise ZygoteError(f"the lab worker could not start: {detail}")
@@ -204,10 +204,8 @@ class LabRunner:
         self._next_id += 1
         read_fd, write_fd = os.pipe()
         with tempfile.TemporaryFile() as job_file:
-            pickle.dump(job.payload(), job_file, protocol=pickle.HIGHEST_PROTOCOL)
-            job_file.flush()
-            message = pickle.dumps(("run", self._next_id))
-            socket.send_fds(self._sock, [message], [job_file.fileno(), write_fd])
+            protocol.write_job(job_file, job.payload())
+            protocol.send_request(self._sock, self._next_id, job_file.fileno(), write_fd)
         os.close(write_fd)
         os.set_blocking(read_fd, False)
         now = time.monotonic()
@@ -222,22 +220,22 @@ class LabRunner:
 
     def _on_zygote(self, running: dict[int, _Running], selector: selectors.BaseSelector) -> None:
         assert self._sock is not None
-        data = self._sock.recv(1 << 20)
-        if not data:  # the zygote died, and its workers with it
+        message = protocol.recv_packet(self._sock)
+        if message is None:  # the zygote died, and its workers with it
             selector.unregister(self._sock)
             self._dead = True
             for state in running.values():
                 state.exit = state.exit or "the lab zygote died"
             return
-        kind, job_id, value = pickle.loads(data)
+        kind, job_id, value = message
         state = running.get(job_id)
         if state is None:
             return
-        if kind == "started":
+        if kind == Kind.STARTED:
             state.pid = value
             if state.timed_out:  # its deadline passed before we knew whom to kill
                 self._kill(state)
-        elif kind == "exited":
+        elif kind == Kind.EXITED:
             state.exit = value
 
     def _on_events(self, state: _Running, selector: selectors.BaseSelector) -> None:
@@ -249,22 +247,21 @@ class LabRunner:
             selector.unregister(state.fd)
             state.eof, state.eof_at = True, time.monotonic()
             return
-        for event in state.reader.feed(chunk):
-            kind = event[0]
-            if kind == "hello":
-                state.environment = event[1]
-            elif kind == "lab":
-                state.lab, state.example = event[1], -1
+        for kind, *values in state.reader.feed(chunk):
+            if kind == Kind.HELLO:
+                state.environment = values[0]
+            elif kind == Kind.LAB:
+                state.lab, state.example = values[0], -1
                 state.lab_started = time.monotonic()
-                state.deadline = state.lab_started + state.job.specs[event[1]].timeout
-            elif kind == "example":
-                state.example = event[2]
-            elif kind == "result":
-                state.results[event[1]] = LabResult.from_json(event[2])
-            elif kind == "done":
+                state.deadline = state.lab_started + state.job.specs[values[0]].timeout
+            elif kind == Kind.EXAMPLE:
+                state.example = values[1]
+            elif kind == Kind.RESULT:
+                state.results[values[0]] = LabResult.from_json(values[1])
+            elif kind == Kind.DONE:
                 state.done = True
-            elif kind == "error":
-                state.error = event[1]
+            elif kind == Kind.ERROR:
+                state.error = values[0]
 
     def _enforce_deadline(self, state: _Running, now: float) -> None:
         if state.eof or state.timed_out or now < state.deadline:

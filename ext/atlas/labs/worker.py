@@ -18,6 +18,7 @@ from typing import Any
 
 from atlas.labs import protocol
 from atlas.labs.model import ExampleOutcome, ExampleResult, LabResult, LabStatus
+from atlas.labs.protocol import Kind
 from atlas.processes import seed_everything
 
 OPTIONFLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
@@ -52,7 +53,7 @@ class _Runner(doctest.DocTestRunner):
 
     def report_start(self, out: Any, test: doctest.DocTest, example: doctest.Example) -> None:
         if self.fd is not None:
-            protocol.send(self.fd, ("example", self.lab, len(self.results)))
+            protocol.send(self.fd, Kind.EXAMPLE, self.lab, len(self.results))
         self._started = time.perf_counter()
 
     def _record(self, outcome: ExampleOutcome, got: str) -> None:
@@ -132,12 +133,12 @@ def run_page(job: dict[str, Any], fd: int) -> None:
     if limit and not any(lab["needs"] == "cuda" for lab in job["labs"]):
         cap = limit * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    protocol.send(fd, ("hello", environment()))
+    protocol.send(fd, Kind.HELLO, environment())
     module = types.ModuleType("__lab__")
     sys.modules["__lab__"] = module
     namespace = module.__dict__
     for index, lab in enumerate(job["labs"]):
-        protocol.send(fd, ("lab", index))
+        protocol.send(fd, Kind.LAB, index)
         result = run_lab(index, {**lab, "memory_limit_mb": limit}, namespace, fd)
-        protocol.send(fd, ("result", index, result.to_json()))
-    protocol.send(fd, ("done",))
+        protocol.send(fd, Kind.RESULT, index, result.to_json())
+    protocol.send(fd, Kind.DONE)

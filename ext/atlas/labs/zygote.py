@@ -1,26 +1,26 @@
 """The zygote: a process that imports torch once, then forks one worker per page on request.
 
 Run as ``python -m atlas.labs.zygote FD`` by :mod:`atlas.labs.runner`, FD being its end of a
-``SOCK_SEQPACKET`` socket pair. A request carries, as ancillary data, two descriptors: a file
-holding the pickled job (no size limit) and the write end of the pipe on which the worker sends
-its events straight to Sphinx. The zygote answers
-``("started", job, pid)`` and, when the worker is reaped, ``("exited", job, how)``. It dies with
-its parent, and its workers die with it, so nothing outlives the build.
+``SOCK_SEQPACKET`` socket pair. A request (``Kind.RUN``) carries, as ancillary data, two
+descriptors: a file holding the pickled job (no size limit) and the write end of the pipe on
+which the worker sends its events straight to Sphinx. The zygote answers ``Kind.STARTED`` and,
+when the worker is reaped, ``Kind.EXITED``; the messages and their framing are
+:mod:`atlas.labs.protocol`'s. It dies with its parent, and its workers die with it, so nothing
+outlives the build.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 import select
 import signal
 import socket
 import sys
 import traceback
 
+from atlas.labs import protocol
+from atlas.labs.protocol import Kind
 from atlas.processes import describe_exit, die_with_parent, kill
-
-MAX_REQUEST = 4096
 
 
 def _warm_up() -> None:
@@ -50,15 +50,12 @@ def _worker(job_fd: int, fd: int, wakeup: tuple[int, int], sock: socket.socket) 
         for end in wakeup:
             os.close(end)
         die_with_parent()
-        from atlas.labs import protocol, worker
+        from atlas.labs import worker
 
         try:
-            with os.fdopen(job_fd, "rb") as job_file:
-                job_file.seek(0)
-                job = pickle.load(job_file)
-            worker.run_page(job, fd)
+            worker.run_page(protocol.read_job(job_fd), fd)
         except BaseException as exc:  # noqa: BLE001 - reported, then the worker exits
-            protocol.send(fd, ("error", "".join(traceback.format_exception(exc))))
+            protocol.send(fd, Kind.ERROR, "".join(traceback.format_exception(exc)))
             code = 1
     finally:
         try:
@@ -75,7 +72,7 @@ def serve(sock: socket.socket) -> None:
     signal.set_wakeup_fd(wakeup[1])
     signal.signal(signal.SIGCHLD, lambda *_: None)
     jobs: dict[int, object] = {}
-    sock.send(pickle.dumps(("ready", os.getpid())))
+    protocol.send_packet(sock, Kind.READY, os.getpid())
     try:
         while True:
             readable, _, _ = select.select([sock, wakeup[0]], [], [])
@@ -88,23 +85,20 @@ def serve(sock: socket.socket) -> None:
                 job_id = jobs.pop(pid, None)
                 if job_id is not None:
                     how = describe_exit(os.waitstatus_to_exitcode(status))
-                    sock.send(pickle.dumps(("exited", job_id, how)))
+                    protocol.send_packet(sock, Kind.EXITED, job_id, how)
             if sock not in readable:
                 continue
-            try:
-                message, fds, _, _ = socket.recv_fds(sock, MAX_REQUEST, 2)
-            except ConnectionError:
+            request = protocol.recv_request(sock)
+            if request is None:
                 return
-            if not message:
-                return
-            _, job_id = pickle.loads(message)
+            job_id, fds = request
             pid = os.fork()
             if pid == 0:
                 _worker(fds[0], fds[1], wakeup, sock)
             for fd in fds:
                 os.close(fd)
             jobs[pid] = job_id
-            sock.send(pickle.dumps(("started", job_id, pid)))
+            protocol.send_packet(sock, Kind.STARTED, job_id, pid)
     finally:
         for pid in jobs:
             kill(pid)
@@ -116,7 +110,7 @@ def main(argv: list[str]) -> int:
     try:
         _warm_up()
     except BaseException as exc:  # noqa: BLE001 - the Sphinx side shows it on every lab
-        sock.send(pickle.dumps(("broken", "".join(traceback.format_exception(exc)))))
+        protocol.send_packet(sock, Kind.BROKEN, "".join(traceback.format_exception(exc)))
         return 1
     serve(sock)
     return 0

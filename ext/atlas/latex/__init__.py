@@ -1,18 +1,27 @@
-"""atlas.latex: the offline PDF (``make pdf``, see :mod:`atlas.latex.build`).
+"""atlas.latex: the offline PDF (``make pdf``, ``python -m atlas.latex build``).
 
-Sphinx-side, this feature:
+Modules, one job each. Sphinx-side (set up here, for the latex builder):
 
-- replaces sphinxcontrib-mermaid's LaTeX visitor so that a diagram that cannot be rendered
-  stops the build instead of vanishing from the PDF (:mod:`atlas.latex.mermaid`);
-- typesets the root page's toctrees as a book: unnumbered front matter, then one part per
-  toctree caption (:mod:`atlas.latex.structure`);
-- converts SVG figures to vector PDF (:mod:`atlas.latex.svg`);
-- indexes every upstream citation under its upstream and file (:mod:`atlas.latex.index`);
-- prints no URL footnote for a URL already printed beside its link (:mod:`atlas.latex.urls`);
-- ships ``atlas.sty`` (xeCJK punctuation classes, sphinx-design components degraded to boxed
-  text, code captions) and loads it after Sphinx's own packages.
+- ``structure``: the root page's toctrees typeset as a book: unnumbered front matter, then one
+  part per toctree caption; ``config``: which captions are front and back matter;
+- ``index``: every upstream citation indexed under its upstream and file, from the
+  citation's attributes;
+- ``mermaid``: mermaid diagrams as vector PDF, or the build stops (replaces
+  sphinxcontrib-mermaid's LaTeX visitor, which lets a diagram vanish);
+- ``svg``: SVG figures converted to vector PDF;
+- ``urls``: no URL footnote for a URL already printed beside its link;
+- ``errors``: ``PdfError``, the PDF build's one error type (a message, no traceback);
+- this module ships ``atlas.sty`` (xeCJK punctuation classes, sphinx-design components
+  degraded to boxed text, code captions) and loads it after Sphinx's own packages.
 
-Settings (engine, fonts, paper, index, URL footnotes) live in conf.py's LaTeX section.
+The command (``__main__``):
+
+- ``build``: the PDF in three checked steps (tools, Sphinx's latex builder, latexmk);
+- ``tools``: the system tools it needs and the one ``apt-get install`` line for them;
+- ``logscan``: xelatex's log read back: errors, missing glyphs, overfull lines, each at its
+  book page.
+
+Settings of the engine, fonts, paper and URL footnotes live in conf.py's LaTeX section.
 """
 
 from __future__ import annotations

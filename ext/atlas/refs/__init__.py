@@ -1,13 +1,20 @@
 """atlas.refs: the bibliography's rules, chapter reference lists, and link checking.
 
-- :mod:`atlas.refs.checks`: errors for a missing cited key, an entry without url, a malformed
-  arXiv identifier, a raw link to a paper the bibliography holds.
-- :mod:`atlas.refs.directive`: ``chapter-references``, the works cited in a chapter;
-  :mod:`atlas.refs.state` re-reads it when its folder gains or loses a page.
-- :mod:`atlas.refs.linkcheck`: the ``linkcheck`` builder and the JSON report it writes;
-  :mod:`atlas.refs.checker` its checker and workers (answers from git objects and
-  :mod:`atlas.refs.cache` first, back-off, time budget, 429 cap), :mod:`atlas.refs.pacing` the
-  pacing and circuit breaker per host; :mod:`atlas.refs.report` prints the report.
+Modules, one job each:
+
+- ``bib``: the bibliography file, read once, and the rules every entry must follow;
+- ``checks``: the build's errors (a missing cited key, an entry without url, a malformed arXiv
+  identifier, a raw link to a paper the bibliography holds), from ``bib``'s rules;
+- ``arxiv``: what an arXiv identifier or paper URL is, Sphinx-free, shared by the checks;
+- ``directive``: ``chapter-references``, the works cited in a chapter; ``state`` re-reads it
+  when its folder gains or loses a page;
+- ``config``: the link check's settings (cache, pacing, back-off, breaker, budget);
+- ``linkcheck``: the ``linkcheck`` builder and the JSON report it writes;
+- ``checker``: its checker and workers (answers from git objects and ``cache`` first,
+  back-off, time budget, 429 cap); ``pacing``: pacing and the circuit breaker per host;
+- ``github``: pinned GitHub links verified from the local git objects, not the network;
+- ``cache``: recent link-check answers, so a re-run within their age sends nothing;
+- ``report``: ``python -m atlas.refs.report``, the link check's report, readable.
 """
 
 from __future__ import annotations

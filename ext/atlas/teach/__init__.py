@@ -3,11 +3,15 @@ that the build checks; every page's labs can be run at home.
 
 Modules, one job each:
 
-- ``labcode``: the ``labcode`` directive and role (our labkit code, numbered as in its file);
+- ``config``: the settings (the labkit folder, the browsable repository) and ``labkit_root``,
+  the one answer to "which labkit folder" (labs use it too);
+- ``labcode``: the ``labcode`` directive and role (our labkit code, numbered as in its file,
+  rendered by :mod:`atlas.upstream.codeblocks` as upstream citations are);
 - ``problems``: the ``problem`` and ``solution`` directives and the book's problem index;
 - ``answers``: in the PDF, solutions gathered in an "Answers" section at each chapter's end;
 - ``taught``: the check that a lab's taught imports are shown on its page;
-- ``runnable``: one Python file per page that runs its labs as doctests;
+- ``runnable``: one Python file per page that runs its labs as doctests (needing only the
+  book's package, not Sphinx);
 - ``state``: what a build remembers per page (the pages with errors, re-read until fixed).
 """
 

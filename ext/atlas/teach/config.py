@@ -1,10 +1,13 @@
-"""The teaching feature's settings: where labcode quotes from, where the repository is browsable."""
+"""The teaching feature's settings: where labcode quotes from, where the repository is browsable;
+and :func:`labkit_root`, the one answer to "which labkit folder" for labcode, the teaching check,
+the runnable files and the labs' cache key."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from atlas.settings import OPTIONAL_TEXT, Rule, Settings, optional_path, setting
 
@@ -32,3 +35,17 @@ class TeachConfig(Settings):
         doc='Where the repository is browsable (".../blob/main/"); the PDF links labcode '
         "captions there.",
     )
+
+
+def labkit_root(source: Any) -> Path:
+    """The labkit folder of this build: ``atlas_labkit_root`` when set, else ``ext/atlas/labkit``.
+
+    ``source`` is the app, its environment or anything :meth:`Settings.of` takes. Labs read the
+    setting too (their cache key follows the files a page's labs import), and get the default
+    when atlas.teach is not loaded.
+    """
+    # Here, not at the top: atlas.labs imports this module, and importing it loads atlas.labs.
+    from atlas.labs.imports import LABKIT
+
+    configured = TeachConfig.of(source).labkit_root
+    return configured.resolve() if configured else LABKIT

@@ -2,10 +2,12 @@
 
 A lab proves a claim with code from ``atlas.labkit``; a reader must be able to see that code.
 ``labcode`` quotes it with the selector machinery of ``upstream`` (``path::Class.method``, line
-ranges, ``:contains:``, ``:start-after:`` ...), so the two read alike, but from the working
-tree instead of git objects: the code is ours and changes with the book. The page depends on
-the file (an edit re-renders it), the caption names file, symbol and lines, and links to the
-file, which the HTML build copies into ``_labkit/`` so the link works offline.
+ranges, ``:contains:``, ``:start-after:`` ...) and renders it as ``upstream`` does
+(:mod:`atlas.upstream.codeblocks`: numbered blocks, the same elision lines), so the two read
+alike, but from the working tree instead of git objects: the code is ours and changes with the
+book. The page depends on the file (an edit re-renders it), the caption names file, symbol and
+lines, and links to the file, which the HTML build copies into ``_labkit/`` so the link works
+offline.
 
 A wrong quotation is one error at its page and line with the fix, never a traceback.
 """
@@ -25,8 +27,9 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 from sphinx.util.osutil import relative_uri
 
 from atlas.labs.imports import LABKIT
-from atlas.teach.config import TeachConfig
+from atlas.teach.config import TeachConfig, labkit_root
 from atlas.teach.state import teach_state
+from atlas.upstream.codeblocks import code_blocks
 from atlas.upstream.select import (
     Segment,
     SelectError,
@@ -42,7 +45,6 @@ from atlas.upstream.spec import SpecError, line_ranges, parse_spec
 logger = logging.getLogger(__name__)
 OUTPUT_FOLDER = "_labkit"  # where the HTML build copies labkit's files
 REPO_PREFIX = "ext/atlas/labkit/"  # the files' place in the repository
-ELISION = "\u22ee {n} lines not shown (L{a}\u2013L{b})"
 SYNTAX = "write PATH::name, PATH::Class.method or PATH:10-40, PATH relative to ext/atlas/labkit/"
 
 
@@ -154,35 +156,11 @@ def link_node(quote: Quote, label: str, classes: list[str]) -> nodes.reference:
     return ref
 
 
-def code_blocks(quote: Quote, directive: SphinxDirective) -> list[nodes.Element]:
-    """One numbered block per segment, an elision line between segments."""
-    out: list[nodes.Element] = []
-    for i, seg in enumerate(quote.segments):
-        if i:
-            a, b = quote.segments[i - 1].end + 1, seg.start - 1
-            text = ELISION.format(n=b - a + 1, a=a, b=b) if b > a else f"\u22ee 1 line (L{a})"
-            out.append(nodes.paragraph(text, text, classes=["labcode-elision"]))
-        code = "\n".join(seg.lines)
-        block = nodes.literal_block(code, code, classes=["labcode-code"])
-        block["language"] = language_for(quote.path)
-        block["linenos"] = True
-        hl = [n - seg.start + 1 for n in quote.emphasize if seg.start <= n <= seg.end]
-        block["highlight_args"] = {"linenostart": seg.start, **({"hl_lines": hl} if hl else {})}
-        directive.set_source_info(block)
-        out.append(block)
-    return out
-
-
 def _note_error(env: Any, location: tuple[str, int], raw: str, message: str) -> None:
     logger.error(
         "labcode '%s': %s", raw, message, location=location, type="labcode", subtype="error"
     )
     teach_state(env).labcode_errors.setdefault(location[0], []).append(location[1])
-
-
-def labcode_root(env: Any) -> Path:
-    configured = TeachConfig.of(env).labkit_root
-    return configured.resolve() if configured else LABKIT
 
 
 class LabcodeDirective(SphinxDirective):
@@ -217,7 +195,7 @@ class LabcodeDirective(SphinxDirective):
             for k, v in self.options.items()
             if k not in ("name", "class", "caption")
         }
-        root = labcode_root(self.env)
+        root = labkit_root(self.env)
         try:
             quote = resolve(raw, options, root)
         except LabcodeError as exc:
@@ -235,7 +213,13 @@ class LabcodeDirective(SphinxDirective):
         wrapper["labcode_path"] = quote.path
         wrapper["labcode_lines"] = quote.shown_lines()
         wrapper += self._caption(quote)
-        wrapper += code_blocks(quote, self)
+        wrapper += code_blocks(
+            quote.segments,
+            language=language_for(quote.path),
+            emphasize=quote.emphasize,
+            kind="labcode",
+            directive=self,
+        )
         self.set_source_info(wrapper)
         self.add_name(wrapper)
         return [wrapper]
@@ -257,7 +241,7 @@ class LabcodeRole(SphinxRole):
 
     def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
         docname, line = self.env.docname, self.lineno
-        root = labcode_root(self.env)
+        root = labkit_root(self.env)
         try:
             quote = resolve(self.text, {}, root)
         except LabcodeError as exc:
@@ -294,7 +278,7 @@ def copy_labkit(app: Sphinx, exception: BaseException | None) -> None:
     """Copy labkit's Python files into ``_labkit/`` of the HTML output (byte for byte)."""
     if exception is not None or app.builder.format != "html":
         return
-    root = labcode_root(app.env)
+    root = labkit_root(app.env)
     target = Path(app.outdir) / OUTPUT_FOLDER
     for name in labkit_files(root):
         dest = target / name

@@ -4,8 +4,9 @@ A reader who doubts a lab should be able to run it, change it and see it fail. T
 the page's labs verbatim, in order, with their page lines; it runs them in one namespace as
 the build does (seeded, one thread, doctest's ELLIPSIS and NORMALIZE_WHITESPACE) and reports
 each lab and a summary, exiting non-zero on a failure. It needs only the book's package
-(``pip install -e .`` in a clone), not Sphinx. The HTML build writes the files under
-``_labs/`` and every lab box links to its page's file.
+(``pip install -e .`` in a clone), not Sphinx; it seeds with that package's
+:func:`atlas.processes.seed_everything`, as the build's workers do, rather than a copy of it.
+The HTML build writes the files under ``_labs/`` and every lab box links to its page's file.
 """
 
 from __future__ import annotations
@@ -21,17 +22,6 @@ from atlas.labs.model import LabSpec
 OUTPUT_FOLDER = "_labs"
 
 RUNNER = '''
-
-def _seed(seed: int = 0) -> None:
-    import random
-
-    import numpy
-    import torch
-
-    random.seed(seed)
-    numpy.random.seed(seed)
-    torch.manual_seed(seed)
-
 
 class _Skip(Exception):
     """A lab raised unittest.SkipTest: what it needs is not here (its reason says what)."""
@@ -56,7 +46,7 @@ def main() -> int:
             print(f"SKIP  {title} (needs CUDA)")
             counts["skipped"] += 1
             continue
-        _seed(0)
+        seed_everything(0)  # as the build seeds each lab
         test = doctest.DocTestParser().get_doctest(text, module.__dict__, title, PAGE, line - 1)
         test.globs = module.__dict__  # the labs of a page share one namespace
         runner = _Runner(optionflags=flags)
@@ -100,10 +90,12 @@ def needs_upstreams(specs: list[LabSpec], root: Path = LABKIT) -> bool:
     return False
 
 
-def render(docname: str, title: str, page_path: str, specs: list[LabSpec]) -> str:
-    """The file's text for the labs of one page."""
+def render(
+    docname: str, title: str, page_path: str, specs: list[LabSpec], root: Path = LABKIT
+) -> str:
+    """The file's text for the labs of one page (``root``: the labkit folder they import from)."""
     upstream_note = ""
-    if needs_upstreams(specs):
+    if needs_upstreams(specs, root):
         upstream_note = (
             "\nSome labs run upstream code read from its git objects at the pinned commit. Fetch\n"
             "them first with `make upstreams` in the clone (a partial clone of each upstream);\n"
@@ -134,6 +126,8 @@ import time  # noqa: E402
 import types  # noqa: E402
 import unittest  # noqa: E402
 
+from atlas.processes import seed_everything  # noqa: E402 - the book's package, installed
+
 PAGE = {page_path!r}
 # (title, first line in the page, needs, expect failure, the lab's doctest text)
 LABS = [
@@ -157,11 +151,13 @@ def write_all(
     specs: dict[str, list[LabSpec]],
     titles: dict[str, str],
     page_paths: dict[str, str],
+    root: Path = LABKIT,
 ) -> list[Path]:
     """Write every page's file (only when its text changed: reproducible, incremental)."""
     written = []
     for docname in sorted(specs):
-        text = render(docname, titles.get(docname, docname), page_paths[docname], specs[docname])
+        title = titles.get(docname, docname)
+        text = render(docname, title, page_paths[docname], specs[docname], root)
         path = outdir / file_name(docname)
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -195,12 +191,12 @@ def add_lab_links(app: Any, doctree: nodes.document, docname: str) -> None:
     from sphinx.util.osutil import relative_uri
 
     from atlas.labs.directive import lab_node
+    from atlas.teach.config import labkit_root
     from atlas.teach.labcode import OUTPUT_FOLDER as LABKIT_FOLDER
-    from atlas.teach.labcode import labcode_root
 
     if app.builder.format != "html":
         return
-    root = labcode_root(app.env)
+    root = labkit_root(app.env)
     page = app.builder.get_target_uri(docname)
     for node in doctree.findall(lab_node):
         spec: LabSpec = node["spec"]
@@ -227,8 +223,9 @@ def write_files(app: Any, exception: BaseException | None) -> None:
         return
     env = app.env
     from atlas.labs.state import labs_state  # atlas.labs is loaded with atlas.teach
+    from atlas.teach.config import labkit_root
 
     specs: dict[str, list[LabSpec]] = labs_state(env).specs
     titles = {d: env.titles[d].astext() for d in specs if d in env.titles}
     paths = {d: os.path.relpath(env.doc2path(d), app.confdir) for d in specs}
-    write_all(Path(app.outdir), specs, titles, paths)
+    write_all(Path(app.outdir), specs, titles, paths, labkit_root(app))

@@ -166,13 +166,13 @@ def unshown(doctree: nodes.document, specs: list, root: Path) -> tuple[list[Unsh
 def check_page(app: Sphinx, doctree: nodes.document) -> None:
     """At read time: one error per unshown taught name, at the line of the lab's import."""
     from atlas.labs.directive import lab_node
-    from atlas.teach.labcode import labcode_root
+    from atlas.teach.config import labkit_root
 
     env = app.env
     specs = [node["spec"] for node in doctree.findall(lab_node)]
     if not specs:
         return
-    root = labcode_root(env)
+    root = labkit_root(env)
     found, files = unshown(doctree, specs, root)
     for file in files:
         env.note_dependency(str(file))

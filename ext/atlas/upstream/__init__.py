@@ -13,7 +13,8 @@ Where each job lives (git itself is :mod:`atlas.git`'s; the book's paths are
   ``permalink`` (GitHub permalinks, built and parsed together, and a repository's web address);
 - in a build: ``directive`` (the directive and role, with structured attributes on each
   citation), ``state`` (what a build remembers per page, and its collector), ``lockcheck``
-  (the frozen lock against every citation), ``labpaths`` (the files labs read at the pin);
+  (the frozen lock against every citation), ``labpaths`` (the files labs read at the pin),
+  ``codeblocks`` (selected lines as numbered blocks and elision lines; labcode's too);
 - the lock and the commands: ``lock`` (``upstreams.lock``, its keys, and what the book knows of
   an upstream's commits without its objects: ``known_revs``), ``citations`` (the
   pages scanned without Sphinx), ``check`` (``check`` and ``lock``), ``fetch/`` (``needs``:

@@ -21,6 +21,7 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from atlas.bookroot import BookPaths
 from atlas.upstream import lockcheck
+from atlas.upstream.codeblocks import code_blocks
 from atlas.upstream.config import UpstreamConfig
 from atlas.upstream.lock import REV_PREFIX
 from atlas.upstream.packages.registry import PackageUpstream
@@ -39,7 +40,6 @@ logger = logging.getLogger(__name__)
 # attributes of a citation's link (caption or role), read by atlas.latex.index
 CITED_UPSTREAM, CITED_PATH = "upstream", "upstream_path"
 CITED_COMMIT, CITED_LINES = "upstream_commit", "upstream_lines"
-ELISION = "\u22ee {n} lines not shown (L{a}\u2013L{b})"
 
 
 class UpstreamCitationError(SphinxError):
@@ -134,32 +134,6 @@ def caption_node(res: Resolution, title: str | None) -> nodes.caption:
     return nodes.caption((title + " \u2014 " if title else "") + label, "", *children)
 
 
-def code_blocks(res: Resolution, directive: SphinxDirective) -> list[nodes.Element]:
-    """One literal block per segment (each numbered from its first upstream line), with an
-    elision line between segments."""
-    out: list[nodes.Element] = []
-    for i, seg in enumerate(res.segments):
-        if i:
-            prev = res.segments[i - 1]
-            a, b = prev.end + 1, seg.start - 1
-            text = (
-                ELISION.format(n=b - a + 1, a=a, b=b)
-                if b > a
-                else f"\u22ee 1 line not shown (L{a})"
-            )
-            out.append(nodes.paragraph(text, text, classes=["upstream-elision"]))
-        code = "\n".join(seg.lines)
-        block = nodes.literal_block(code, code, classes=["upstream-code"])
-        block["language"] = res.language
-        block["linenos"] = True
-        block["force"] = True  # upstream code is shown as is, even where the lexer stumbles
-        hl = [n - seg.start + 1 for n in res.emphasize if seg.start <= n <= seg.end]
-        block["highlight_args"] = {"linenostart": seg.start, **({"hl_lines": hl} if hl else {})}
-        directive.set_source_info(block)
-        out.append(block)
-    return out
-
-
 def citation_block(
     res: Resolution, directive: SphinxDirective, title: str | None
 ) -> nodes.container:
@@ -170,7 +144,13 @@ def citation_block(
         classes=["literal-block-wrapper", "upstream-block", *directive.options.get("class", [])],
     )
     wrapper += caption_node(res, title)
-    wrapper += code_blocks(res, directive)
+    wrapper += code_blocks(
+        res.segments,
+        language=res.language,
+        emphasize=res.emphasize,
+        kind="upstream",
+        directive=directive,
+    )
     directive.set_source_info(wrapper)
     return wrapper
 
