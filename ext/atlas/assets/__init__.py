@@ -8,6 +8,8 @@ sphinxcontrib-mermaid loads mermaid as an ES module (from a CDN, or locally with
 ``mermaid_use_local``); Chromium refuses ES-module imports on ``file://``, so a book opened from
 disk would show diagrams as text. We replace its page hook with the classic build
 (``mermaid.min.js``, which sets ``window.mermaid``) and a small renderer of our own.
+
+Modules: this one (the copy and the page hook) and ``config`` (``AssetsConfig``, the settings).
 """
 
 from __future__ import annotations
