@@ -9,6 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from atlas import bookroot
 from atlas.bookroot import BookPaths, NotABook
 from atlas.upstream.drift.bump import apply
 from atlas.upstream.drift.model import DriftError
@@ -91,7 +92,8 @@ def main(argv: list[str]) -> int:
             f"bumped {up.name} {the_plan.old} -> {the_plan.new}: {len(result['pages'])} page(s) "
             f"rewritten, {result['lock_moved']} lock entries moved"
             + (
-                f", {result['lock_unknown']} not computable (run `python -m atlas.upstream lock`)"
+                f", {result['lock_unknown']} not computable "
+                f"(run `{bookroot.command(root, 'lock')}`)"
                 if result["lock_unknown"]
                 else ""
             )
