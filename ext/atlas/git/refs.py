@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from git import Commit, Reference
-from gitdb.exc import BadName, BadObject
+from git.exc import BadName, BadObject
 
 from atlas.git.process import open_store
 from atlas.git.store import FULL_SHA

@@ -35,7 +35,6 @@ from typing import TypeVar
 from git import Commit, Object, Repo
 from git.exc import GitCommandNotFound, InvalidGitRepositoryError, NoSuchPathError
 from git.objects.fun import tree_entries_from_data
-from gitdb.util import hex_to_bin
 
 from atlas.git.process import open_store
 from atlas.git.revs import FULL_SHA, HEX, TAG, UnsafePath, check_rev
@@ -236,11 +235,16 @@ class GitStore:
     def commit_tree(self, commit: str) -> str:
         """The root tree id of a commit (a full SHA), from GitPython's ``Commit``."""
         if commit not in self._commit_trees:
-            if not HEX.match(commit):
-                raise UnsafePath(f"{commit!r} is not an object id")
+            if not FULL_SHA.match(commit):  # a SHA prefix: the full SHA first, as git has it
+                if not HEX.match(commit):
+                    raise UnsafePath(f"{commit!r} is not an object id")
+                full = self._request("info", commit)
+                if full is None:
+                    raise MissingObject(f"object {commit} is not in {self.git_dir}")
+                return self.commit_tree(full[0])
 
             def read(repo: Repo) -> str:
-                found = Object.new_from_sha(repo, hex_to_bin(commit))  # its type, then parsed
+                found = Object.new_from_sha(repo, bytes.fromhex(commit))  # its type, then parsed
                 if not isinstance(found, Commit):
                     raise LookupError(f"{commit} is a {found.type}, not a commit")
                 return found.tree.hexsha
@@ -259,7 +263,7 @@ class GitStore:
                 raise UnsafePath(f"{sha!r} is not a full object id")
 
             def read(repo: Repo) -> list[tuple[bytes, int, str]]:
-                stream = repo.odb.stream(hex_to_bin(sha))
+                stream = repo.odb.stream(bytes.fromhex(sha))
                 kind = stream.type.decode()
                 if kind != "tree":
                     raise LookupError(f"{sha} is a {kind}, not a tree")
