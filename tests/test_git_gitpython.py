@@ -242,3 +242,25 @@ def test_the_common_dir_of_a_linked_worktree_is_the_main_repositorys(tmp_path) -
     (tmp_path / "other" / "sub").mkdir()
     assert repo.common_dir(tmp_path / "other" / "sub") == (book / ".git").resolve()
     assert repo.common_dir(tmp_path) is None  # not inside a repository
+
+
+def test_without_git_a_read_says_git_cannot_start(tmp_path) -> None:
+    """GitPython's own check at import would fail the whole build; the read says why instead."""
+    up = make_repo(tmp_path / "up", [{"a.py": "1\n"}])
+    empty = tmp_path / "no-git-here"
+    empty.mkdir()
+    code = (
+        "import sys\n"
+        "from atlas.git.store import GitStore, GitStoreError\n"
+        "try:\n"
+        f"    GitStore({str(up.git_dir)!r}).read_blob({up.head!r}, 'a.py')\n"
+        "except GitStoreError as exc:\n"
+        "    print(exc)\n"
+    )
+    env = {**os.environ, "PATH": str(empty)}
+    env.pop("GIT_PYTHON_REFRESH", None)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("cannot start git: [Errno 2]")

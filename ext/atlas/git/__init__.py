@@ -31,3 +31,10 @@ models are less faithful than git (``GitConfigParser`` accepts ``.gitmodules`` f
 refuses; ``IndexFile`` cannot read index version 4: ``repo``), and the commands of transfers
 (``process.run``/``popen``: a stall watchdog on git's progress, which GitPython's fetch lacks).
 """
+
+import os
+
+# Set before any module of the package imports GitPython: without git on PATH, GitPython's
+# import fails (it checks git then); quiet, the first git command fails instead, and the caller
+# says "cannot start git" where it matters (a build without git still reports, page by page).
+os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")

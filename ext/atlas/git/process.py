@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal, overload
 
 from git import Git, Repo
+from git.exc import GitCommandNotFound
 
 GIT = "git"
 TRANSPORTS = ("file", "git", "ssh", "http", "https", "ext")
@@ -38,8 +39,14 @@ TRANSPORTS = ("file", "git", "ssh", "http", "https", "ext")
 NO_FETCH = [("protocol.allow", "never"), *[(f"protocol.{p}.allow", "never") for p in TRANSPORTS]]
 
 
-class GitStartError(RuntimeError):
-    """git itself could not be started (not installed, not executable)."""
+class GitStartError(OSError):
+    """git itself could not be started (not installed, not executable): an OSError, as from
+    :func:`run`, so that one ``except OSError`` covers every way of starting git."""
+
+
+def start_error(exc: GitCommandNotFound) -> GitStartError:
+    """GitPython's "not found" as ours, saying what the system said (``[Errno 2] ...``)."""
+    return GitStartError(f"cannot start git: {exc.__cause__ or exc}")
 
 
 def rule_env(
@@ -100,14 +107,17 @@ def ask(runner: Git, command: str, *args: str, text: bool = True) -> tuple[int, 
     """(status, stdout, stderr) of ``git COMMAND ARGS`` through GitPython's ``Git`` (one of its
     command methods, ``ls_files`` for ``ls-files``), stdout as git wrote it (``str`` or, with
     ``text=False``, ``bytes``), never raising on git's status: the callers say what a failure
-    means. ``git.GitCommandNotFound`` when git cannot be started."""
-    status, out, err = getattr(runner, command.replace("-", "_"))(
-        *args,
-        with_extended_output=True,
-        with_exceptions=False,
-        stdout_as_string=text,
-        strip_newline_in_stdout=False,
-    )
+    means. GitStartError when git cannot be started."""
+    try:
+        status, out, err = getattr(runner, command.replace("-", "_"))(
+            *args,
+            with_extended_output=True,
+            with_exceptions=False,
+            stdout_as_string=text,
+            strip_newline_in_stdout=False,
+        )
+    except GitCommandNotFound as exc:
+        raise start_error(exc) from exc
     return status, out, err if isinstance(err, str) else err.decode("utf-8", "replace")
 
 

@@ -132,5 +132,5 @@ def last_commit_time(repo: Path) -> str | None:
     try:
         with open_repo(Path(repo)) as opened:
             return str(opened.head.commit.committed_date)
-    except (InvalidGitRepositoryError, NoSuchPathError, GitCommandNotFound, ValueError):
+    except (InvalidGitRepositoryError, NoSuchPathError, GitCommandNotFound, OSError, ValueError):
         return None

@@ -36,7 +36,7 @@ from git import Commit, Object, Repo
 from git.exc import GitCommandNotFound, InvalidGitRepositoryError, NoSuchPathError
 from git.objects.fun import tree_entries_from_data
 
-from atlas.git.process import open_store
+from atlas.git.process import open_store, start_error
 from atlas.git.revs import FULL_SHA, HEX, TAG, UnsafePath, check_rev
 
 __all__ = ["FULL_SHA", "HEX", "TAG", "GitStore", "UnsafePath", "check_path", "check_rev"]
@@ -158,7 +158,7 @@ class GitStore:
                 return read(self._repo())
             except GitCommandNotFound as exc:
                 self._died()
-                raise GitStoreError(f"cannot start git: {exc}") from exc
+                raise GitStoreError(str(start_error(exc))) from exc
             except (ValueError, OSError) as exc:
                 answer = _answer(exc)
                 if answer is None:
