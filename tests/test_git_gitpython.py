@@ -17,7 +17,7 @@ from atlas.git import process, repo
 from atlas.git.diff import GitDiffError, blob_diff, tree_changes
 from atlas.git.refs import delete_ref, rev_parse_commit, update_ref
 from atlas.git.store import GitStore, MissingObject
-from gitfixtures import Commit, git, make_book, make_repo
+from gitfixtures import Commit, FixtureUpstream, git, make_book, make_repo
 
 pytestmark = pytest.mark.usefixtures("fixture_git_config")
 
@@ -234,6 +234,17 @@ def test_refs_survive_packing(tmp_path) -> None:
     assert delete_ref(up.git_dir, "refs/atlas/commits/old")
     assert rev_parse_commit(up.git_dir, "refs/atlas/commits/old") is None
     assert rev_parse_commit(up.git_dir, "HEAD") == new
+
+
+@pytest.mark.parametrize("index", [["--index-version", "4"], ["--split-index"]])
+def test_gitlinks_read_and_move_in_any_index_git_writes(tmp_path, index) -> None:
+    """GitPython's ``IndexFile`` cannot read these indexes; git's ``ls-files`` can."""
+    up = make_repo(tmp_path / "up", [{"f.py": "1\n"}])
+    book = make_book(tmp_path / "book", {"conf.py": ""}, {"demo": FixtureUpstream(up, pin=up.head)})
+    git(book, "update-index", *index)
+    assert repo.gitlinks(book) == {"upstreams/demo": up.head}
+    assert repo.set_gitlink(book, "upstreams/demo", "a" * 40) is None
+    assert repo.gitlinks(book) == {"upstreams/demo": "a" * 40}
 
 
 def test_the_common_dir_of_a_linked_worktree_is_the_main_repositorys(tmp_path) -> None:

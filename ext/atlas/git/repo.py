@@ -58,8 +58,9 @@ def gitlinks(book_root: Path) -> dict[str, str] | None:
     git repository (then nothing pins anything).
 
     ``git ls-files`` (``Git.ls_files``), not GitPython's ``IndexFile``: that reads index
-    versions 1 to 3 only, and git writes version 4 (``feature.manyFiles``) or a split index
-    on a contributor's clone; ``ls-files`` also gives paths relative to the book's folder."""
+    versions 1 to 3 only and fails on a split index, both of which git writes on a
+    contributor's clone (``feature.manyFiles``, ``core.splitIndex``); ``ls-files`` also gives
+    paths relative to the book's folder."""
     status, out, _ = ask(git_at(Path(book_root)), "ls-files", "--stage", "-z")
     if status != 0:
         return None
