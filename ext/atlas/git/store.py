@@ -18,8 +18,10 @@ becomes one :class:`MissingObject` carrying what git said, and the next read sta
 
 Hand-written here, because GitPython has nothing for it: following symlinks inside the tree
 (GitPython's ``Tree`` lookup stops at a link), the refusal of paths and revs that could act as
-options (:func:`check_path`), and telling "missing" from "ambiguous" from "git died" (GitPython
-raises one ``ValueError`` for all three, quoting git's answer).
+options (:func:`check_path`), telling "missing" from "ambiguous" from "git died" (GitPython
+raises one ``ValueError`` for all three, quoting git's answer; ``tests/test_git_gitpython.py``
+fails if a new GitPython quotes it otherwise), and emptying the stderr pipe GitPython gives its
+``cat-file`` and never reads (:func:`_drain`).
 """
 
 from __future__ import annotations
