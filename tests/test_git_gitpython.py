@@ -275,3 +275,19 @@ def test_without_git_a_read_says_git_cannot_start(tmp_path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("cannot start git: [Errno 2]")
+
+
+def test_an_absent_object_is_missing_and_git_keeps_running(tmp_path) -> None:
+    """git's "missing" answer is told from a git that died: the same cat-file answers on."""
+    up = make_repo(tmp_path / "up", [{"a.py": "1\n"}])
+    store = GitStore(up.git_dir)
+    try:
+        assert store.read_blob(up.head, "a.py") == b"1\n"
+        before = {cmd.proc.pid for cmd in store._persistent()}
+        with pytest.raises(MissingObject) as caught:
+            store.read_object("f" * 40)
+        assert str(caught.value) == f"object {'f' * 40} is not in {up.git_dir}"
+        assert not store.has_object("f" * 40)
+        assert {cmd.proc.pid for cmd in store._persistent()} == before
+    finally:
+        store.close()
