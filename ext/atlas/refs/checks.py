@@ -131,6 +131,16 @@ def fail_on_bib_problems(app: Sphinx, exception: BaseException | None) -> None:
         app.statuscode = 1
 
 
+def node_location(app: Sphinx, docname: str, node: nodes.Node) -> tuple[str, int | None] | str:
+    """Where a node is: its page and line, or its own file and line when it comes from a file
+    the page includes (the page's name with the included file's line would mislead)."""
+    source = getattr(node, "source", None)
+    page = Path(app.env.doc2path(docname)).resolve()
+    if source and Path(source).resolve() != page:
+        return f"{source}:{node_line(node) or ''}"
+    return (docname, node_line(node))
+
+
 def node_line(node: nodes.Node) -> int | None:
     current: Any = node
     while current is not None:
@@ -166,7 +176,7 @@ def check_page(app: Sphinx, doctree: nodes.document) -> None:
                 logger.error(
                     f"cited key '{key}' is not in {bibfile}{hint}: fix the key, or add the entry "
                     "(with url; arXiv entries with eprint and the abs page)",
-                    location=(docname, node_line(node)),
+                    location=node_location(app, docname, node),
                     type="atlas",
                     subtype="refs.key",
                 )
@@ -180,7 +190,7 @@ def check_page(app: Sphinx, doctree: nodes.document) -> None:
             if problem:
                 logger.error(
                     f"malformed arXiv link {uri}: {problem}",
-                    location=(docname, node_line(node)),
+                    location=node_location(app, docname, node),
                     type="atlas",
                     subtype="refs.arxiv",
                 )
@@ -191,7 +201,7 @@ def check_page(app: Sphinx, doctree: nodes.document) -> None:
             logger.error(
                 f"raw link to a paper the bibliography holds ({uri}): cite it instead, "
                 f"{{cite:p}}`{key}` or {{cite:t}}`{key}`",
-                location=(docname, node_line(node)),
+                location=node_location(app, docname, node),
                 type="atlas",
                 subtype="refs.rawlink",
             )

@@ -133,6 +133,10 @@ class ProblemDirective(SphinxDirective):
                     line=self.lineno,
                 )
             ]
+        if info.anchor in self.state.document.ids:
+            # the label is this page's twice: check_labels reports it, at this problem's line
+            # (a second target would add docutils' location-less "Duplicate ID")
+            return [box]
         target = nodes.target("", "", ids=[info.anchor])
         self.state.document.note_explicit_target(target)
         return [target, box]

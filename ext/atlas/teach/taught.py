@@ -120,6 +120,7 @@ class Unshown:
     line: int
     imported_from: str
     definition: Definition
+    lab_index: int = 0  # which of the page's labs (its file may be an included one)
 
     def message(self) -> str:
         d = self.definition
@@ -154,7 +155,7 @@ def unshown(doctree: nodes.document, specs: list, root: Path) -> tuple[list[Unsh
     problems: list[Unshown] = []
     modules: set[str] = set()
     aliases: dict[str, str] = {}  # a page's labs share one namespace: aliases outlive examples
-    for spec in specs:
+    for index, spec in enumerate(specs):
         for example in spec.examples:
             for item in [*source_imports(example.source), *_aliased_reads(example, aliases)]:
                 modules.add(item.module)
@@ -166,7 +167,7 @@ def unshown(doctree: nodes.document, specs: list, root: Path) -> tuple[list[Unsh
                 if found.line in shown.get(found.path, set()):
                     continue
                 line = example.line + item.line - 1
-                problems.append(Unshown(spec.title, line, item.module, found))
+                problems.append(Unshown(spec.title, line, item.module, found, index))
     return problems, closure(modules, root)
 
 
@@ -204,9 +205,11 @@ def check_page(app: Sphinx, doctree: nodes.document) -> None:
     from atlas.teach.config import labkit_root
 
     env = app.env
-    specs = [node["spec"] for node in doctree.findall(lab_node)]
+    labs = list(doctree.findall(lab_node))
+    specs = [node["spec"] for node in labs]
     if not specs:
         return
+    page = str(env.doc2path(env.docname))
     root = labkit_root(env)
     found, files = unshown(doctree, specs, root)
     for file in files:
@@ -217,9 +220,10 @@ def check_page(app: Sphinx, doctree: nodes.document) -> None:
         if key in seen:
             continue
         seen.add(key)
+        source = labs[item.lab_index].source or page  # an included file names itself
         logger.error(
             item.message(),
-            location=(env.docname, item.line),
+            location=(env.docname, item.line) if source == page else f"{source}:{item.line}",
             type="teach",
             subtype="unshown",
         )
