@@ -93,6 +93,7 @@ class Verdicts:
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(data, fh, sort_keys=True)
+            os.chmod(tmp, 0o644)  # mkstemp makes it private; the build folder's files are not
             os.replace(tmp, self.path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
