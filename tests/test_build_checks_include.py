@@ -21,6 +21,13 @@ A missing key {cite:p}`nosuch2020key`.
 >>> double(1)
 2
 ```
+
+```{labcode} demo/nosuch.py::f
+```
+
+```{upstream} demo x.py
+pasted code
+```
 """
 PROBLEM = (
     ":label: p-ok\n:topic: t\n\nQ.\n\n:::{solution}\nA.\n\n```{lab} L\n>>> 1\n1\n```\n:::\n::::\n"
@@ -57,6 +64,8 @@ def test_an_error_in_an_included_file_names_that_file_and_its_line(
     )
     assert re.search(r"ch/part\.txt:3: ERROR: cited key 'nosuch2020key' is not in", warnings)
     assert re.search(r'ch/part\.txt:8: ERROR: lab "Unshown" imports double', warnings), warnings
+    assert re.search(r"ch/part\.txt:13: ERROR: labcode 'demo/nosuch\.py::f'", warnings), warnings
+    assert re.search(r"ch/part\.txt:16: ERROR: upstream citation 'demo x\.py'", warnings), warnings
     assert not re.search(r"problems\.md:\d+: ERROR", warnings), warnings
 
 
