@@ -76,3 +76,12 @@ def test_page_line_counts_front_matter_and_lines_the_directive_added() -> None:
     page_text = "---\ntitle: T\n---\nflowchart LR\n  A --> (\n"  # front matter of the page's own
     assert page_line(Diagram(page_text, 8, 10, 0), ParseError("x", 2)) == 14
     assert page_line(Diagram(text, 8, None, 0), ParseError("x", 2)) == 8  # read from a file
+
+
+def test_a_broken_diagram_in_an_included_file_names_that_file(book: Path) -> None:
+    (book / "part.txt").write_text("Included.\n\n```mermaid\nflowchart LR\n  A --> ((\n```\n")
+    good = book / "good.md"
+    good.write_text(good.read_text() + "\n```{include} part.txt\n```\n")
+    _, warnings = build(book)
+    assert re.search(r"book/part\.txt:5: ERROR: mermaid cannot parse this diagram", warnings)
+    assert not re.search(r"good\.md:\d+: ERROR", warnings), warnings

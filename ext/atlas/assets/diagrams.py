@@ -54,6 +54,7 @@ class Diagram:
     line: int  # the page line of the directive (or fence)
     first_line: int | None  # the page line of the diagram's first line (None: read from a file)
     added_lines: int  # lines the directive put before the page's text (a config front matter)
+    source: str = ""  # the file it is written in, when not the page (an included file)
 
 
 @dataclass
@@ -83,12 +84,14 @@ class DiagramsCollector(StateCollector):
     state = DiagramsState
 
     def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
+        page = str(Path(app.env.doc2path(app.env.docname)).resolve())
         found = [
             Diagram(
                 node["code"],
                 node.line or 0,
                 node.get("atlas_first_line"),
                 node.get("atlas_added_lines", 0),
+                "" if not node.source or str(Path(node.source).resolve()) == page else node.source,
             )
             for node in doctree.findall(mermaid)
         ]
@@ -147,7 +150,11 @@ def check_diagrams(app: Sphinx, exception: BaseException | None) -> None:
             logger.error(
                 f"mermaid cannot parse this diagram:\n{_detail(error.message)}\n"
                 + FIX.format(version=version),
-                location=(docname, page_line(diagram, error)),
+                location=(
+                    f"{diagram.source}:{page_line(diagram, error)}"
+                    if diagram.source
+                    else (docname, page_line(diagram, error))
+                ),
                 type="atlas",
                 subtype="mermaid",
             )
