@@ -1,4 +1,4 @@
-"""Fixture book built with the Atlas's own settings: pages that link to one page, which a test renames."""
+"""Fixture book with the Atlas's own settings: pages that link to one page a test renames."""
 
 import os
 import runpy
