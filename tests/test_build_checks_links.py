@@ -12,10 +12,10 @@ import pytest
 from sphinx.testing.util import SphinxTestApp
 
 
-def build(src: Path) -> tuple[SphinxTestApp, str, str]:
+def build(src: Path, builder: str = "html") -> tuple[SphinxTestApp, str, str]:
     status, warnings = StringIO(), StringIO()
     app = SphinxTestApp(
-        "html",
+        builder,
         srcdir=src,
         confoverrides={"atlas_labs_mode": "off"},
         status=status,
@@ -79,3 +79,16 @@ def test_the_old_page_s_outputs_are_removed(renamed) -> None:
     assert "removed old.html: its page old is gone" in status
     # the unchanged pages were written again: their links no longer point at the old page
     assert 'href="old.html"' not in (out / "first.html").read_text(encoding="utf-8")
+
+
+def test_outputs_are_removed_when_another_builder_saw_the_removal(
+    rootdir: Path, tmp_path: Path
+) -> None:
+    src = Path(shutil.copytree(rootdir / "test-links", tmp_path / "book"))
+    app, _, _ = build(src)
+    (src / "old.md").unlink()
+    build(src, "text")  # the builders of one build folder share the environment
+    assert (Path(app.outdir) / "old.html").is_file()
+    app, _, _ = build(src)
+    assert not (Path(app.outdir) / "old.html").exists()
+    assert not (Path(app.outdir) / "_labs" / "old.py").exists()

@@ -14,7 +14,7 @@ HTML and runnable ``_labs`` file stayed in the build folder, still served. Here:
   error. A Markdown link (``[text](page.md)``) is MyST's to report, when its re-read page is
   written. When no page is read, the warning ledger repeats both (:mod:`atlas.project.ledger`);
 - :func:`remove_outputs` (``build-finished``) deletes the HTML and ``_labs`` file of each page
-  removed in this build.
+  removed since the book was last read (by any builder of the build folder).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from sphinx.util import docname_join, logging
 from atlas.project.envstate import PageState, StateCollector, state_of
 
 logger = logging.getLogger(__name__)
-_REMOVED: dict[int, set[str]] = {}  # id(app) -> docnames removed in this build
 
 
 @dataclass(frozen=True)
@@ -47,6 +46,11 @@ class DocLink:
 @dataclass
 class DocLinksState(PageState):
     links: dict[str, list[DocLink]] = field(default_factory=dict)  # docname -> its page links
+    # Pages ever removed (book-wide, a frozenset: not forgotten when Sphinx clears the removed
+    # page): kept with the environment, which the builders of one build folder share, so that
+    # an HTML build after another builder's build still cleans up. A page added again exists,
+    # and its outputs are kept.
+    removed: frozenset[str] = frozenset()
 
 
 def link_target(node: pending_xref, docname: str) -> str | None:
@@ -87,11 +91,13 @@ def outdated_linkers(
     app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]
 ) -> list[str]:
     """Pages that link to a page added or removed now: their links resolve differently."""
-    _REMOVED[id(app)] = set(removed)
+    state = state_of(env, DocLinksState)
+    if removed - state.removed:
+        state.removed = state.removed | removed
     moved = added | removed
     if not moved:
         return []
-    links = state_of(env, DocLinksState).links
+    links = state.links
     return sorted(
         docname
         for docname, found in links.items()
@@ -145,10 +151,11 @@ def already_reported(app: Sphinx, domain: Domain, node: pending_xref) -> bool | 
 
 
 def remove_outputs(app: Sphinx, exception: BaseException | None) -> None:
-    """build-finished: the HTML and the runnable file of every page removed in this build."""
-    removed = _REMOVED.pop(id(app), set())
-    if exception is not None or app.builder.format != "html" or not removed:
+    """build-finished: the HTML and the runnable file of every page removed since the book was
+    last read, by this builder or another sharing the environment."""
+    if exception is not None or app.builder.format != "html" or app.env is None:
         return
+    removed = state_of(app.env, DocLinksState).removed
     from atlas.teach.runnable import file_name
 
     outdir = Path(app.outdir)
