@@ -47,4 +47,4 @@ def setup(app: Sphinx) -> dict[str, Any]:
     ledger.install(app)
     config.check_overrides(app)  # now, before the other features read or convert them
     # env_version: bump when vanished.DocLinksState changes shape.
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}
