@@ -18,8 +18,8 @@ from atlas.latex import build as pdf_build
 from atlas.latex import logscan, tools
 from atlas.latex.errors import PdfError
 
-REPO = Path(__file__).resolve().parents[1]
-ROOT = Path(__file__).resolve().parent / "roots" / "test-pdf"
+REPO = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1] / "roots" / "test-pdf"
 
 
 def _need_pdf_tools() -> None:

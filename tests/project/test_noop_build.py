@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 STRICT = ["-W", "--keep-going", "-D", "atlas_strict_allow=upstream.missing"]
 CHECK = [*STRICT, "-D", "atlas_upstream_lock=frozen"]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from gitfixtures import FixtureUpstream, git, make_book, make_repo
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CONF = """\
 import os, runpy
 globals().update(

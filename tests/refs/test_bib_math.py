@@ -10,7 +10,7 @@ from pathlib import Path
 
 from atlas.refs.bib import load
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BIB = """\
 @misc{fast2020attention,
   author = {Fast, Flo},

@@ -23,7 +23,7 @@ from atlas.labs.model import LabSpec
 from docutils import nodes
 from sphinx.testing.util import SphinxTestApp
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def build(src: Path, builder: str = "html", **overrides: object) -> tuple[SphinxTestApp, str]:

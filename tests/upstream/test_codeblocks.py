@@ -1,7 +1,7 @@
 """The one renderer of selected code (atlas.upstream.codeblocks), on plain segments.
 
-The upstream directive's output through it is pinned by tests/test_upstream_snapshots.py;
-labcode's by tests/test_teach.py."""
+The upstream directive's output through it is pinned by tests/upstream/test_upstream_snapshots.py;
+labcode's by tests/teach/test_teach.py."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from atlas.upstream.lock import LockError, load_lock
 from gitfixtures import FixtureUpstream
 from upstream_demo import upstream_book
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TWO = "# P\n\n```{upstream} demo pkg/net.py:8-9\n```\n\nSee {upstream}`demo pkg/net.py:1`.\n"
 ONE = "# P\n\n```{upstream} demo pkg/net.py:8-9\n```\n"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from gitfixtures import FixtureUpstream, stores_dir
 from upstream_demo import make_polyglot, upstream_book
 
-ROOTS = Path(__file__).resolve().parent / "roots"
+ROOTS = Path(__file__).resolve().parents[1] / "roots"
 VLLM_URL = "https://github.com/vllm-project/vllm"
 
 
@@ -76,7 +76,7 @@ def test_every_selector_and_option_renders_with_upstream_numbers(
     app = build(make_app, root, stores)
     app.build()
     assert warnings_of(app) == []
-    # tests/test_upstream_directive/index_doctree.txt (`pytest --force-regen` rewrites it)
+    # tests/upstream/test_upstream_directive/index_doctree.txt (`pytest --force-regen` rewrites it)
     file_regression.check(upstream_nodes(app), basename="index_doctree", extension=".txt")
     html = (Path(app.outdir) / "index.html").read_text(encoding="utf-8")
     pin = demo.head

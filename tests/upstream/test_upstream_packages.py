@@ -22,7 +22,7 @@ from atlas.upstream.select import line_count
 from gitfixtures import FixtureUpstream, make_book
 from upstream_demo import upstream_book
 
-ROOTS = Path(__file__).resolve().parent / "roots"
+ROOTS = Path(__file__).resolve().parents[1] / "roots"
 NAME = "fakepkg"
 REPO_URL = "https://github.com/fixture/fakepkg"
 
