@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 def html_of(src: Path, out: Path, *options: str) -> dict[str, bytes]:
     cmd = [sys.executable, "-m", "sphinx", "-M", "html", str(src), str(out), "-q", *options]
     cmd += ["-D", "atlas_labs_show_times=0"]  # run times differ from run to run anyway
-    env = {**os.environ, "ATLAS_BOOK_CONF": str(REPO / "conf.py")}
+    env = dict(os.environ)  # ATLAS_BOOK_CONF: the fixtures' settings (conftest.py)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr
     html = out / "html"

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 def build(src: Path, out: Path, builder: str = "html", *options: str):
     """``sphinx-build -M BUILDER`` in a fresh process, as make runs it."""
     cmd = [sys.executable, "-m", "sphinx", "-M", builder, str(src), str(out), "-q", *options]
-    env = {**os.environ, "ATLAS_BOOK_CONF": str(REPO / "conf.py")}
+    env = dict(os.environ)  # ATLAS_BOOK_CONF: the fixtures' settings (conftest.py)
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
 
 

@@ -20,7 +20,7 @@ CHECK = [*STRICT, "-D", "atlas_upstream_lock=frozen"]
 def build(src: Path, out: Path, *options: str) -> tuple[int, str]:
     """``sphinx-build -M html`` as make runs it (not quiet: Sphinx's own counts are read)."""
     cmd = [sys.executable, "-m", "sphinx", "-M", "html", str(src), str(out), *options]
-    env = {**os.environ, "ATLAS_BOOK_CONF": str(REPO / "conf.py")}
+    env = dict(os.environ)  # ATLAS_BOOK_CONF: the fixtures' settings (conftest.py)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     # Where the terminal looks capable (CI=true makes Sphinx colour its output), progress is
     # redrawn in place: drop every escape sequence and turn carriage returns into line ends.

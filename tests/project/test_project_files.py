@@ -53,7 +53,7 @@ def book(tmp_path: Path) -> Path:
 def build(book: Path, *options: str) -> tuple[int, list[str]]:
     """The build, run from the book's folder as make runs it; its stderr lines (no colour)."""
     cmd = [sys.executable, "-m", "sphinx", "-M", "html", ".", "_build", "-q", *options]
-    env = {**os.environ, "ATLAS_BOOK_CONF": str(REPO / "conf.py")}
+    env = dict(os.environ)  # ATLAS_BOOK_CONF: the fixtures' settings (conftest.py)
     proc = subprocess.run(cmd, cwd=book, capture_output=True, text=True, env=env, timeout=300)
     err = re.sub(r"\x1b\[[0-9;]*m", "", proc.stderr)
     for phrase in CRASH_REPORT:

@@ -52,7 +52,7 @@ def test_the_build_fails_at_the_entry(tmp_path: Path) -> None:
     )
     (book / "index.md").write_text("# P\n\nSee {cite:t}`fast2020attention`.\n")
     (book / "bibliography.md").write_text("# B\n\n```{bibliography}\n```\n")
-    env = {**os.environ, "ATLAS_BOOK_CONF": str(REPO / "conf.py")}
+    env = dict(os.environ)  # ATLAS_BOOK_CONF: the fixtures' settings (conftest.py)
     cmd = [sys.executable, "-m", "sphinx", "-M", "html", str(book), str(book / "_build"), "-q"]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 1, proc.stderr

@@ -228,7 +228,7 @@ def test_make_check_fails_on_an_unshown_taught_import(tmp_path: Path, rootdir: P
     shutil.rmtree(src / "ch")
     cmd = [sys.executable, "-m", "sphinx", "-M", "html", str(src), str(tmp_path / "out"), "-q"]
     cmd += ["-W", "--keep-going", "-D", "atlas_labs_mode=off"]
-    env = {**os.environ, "ATLAS_BOOK_CONF": str(REPO / "conf.py")}
+    env = dict(os.environ)  # ATLAS_BOOK_CONF: the fixtures' settings (conftest.py)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode != 0
     assert "unshown.md:6: ERROR: lab" in proc.stderr and "[teach.unshown]" in proc.stderr
