@@ -225,7 +225,8 @@ def test_a_host_is_paced_and_a_dead_host_is_not_hammered(
     )  # fmt: skip
     times = sorted(t for t, _, path in server.log if path.startswith("/paced/"))
     assert len(times) == 4
-    assert min(b - a for a, b in zip(times, times[1:], strict=False)) >= 0.25
+    # 0.3 s apart when sent; their arrival jitters under load (make test runs two builds at once)
+    assert min(b - a for a, b in zip(times, times[1:], strict=False)) >= 0.2
     dead_links = [link for link in data["links"] if dead in link["uri"]]
     assert {link["category"] for link in dead_links} == {"unreachable"}
     assert sum("its other links not requested" in link["info"] for link in dead_links) >= 2

@@ -1,12 +1,12 @@
-"""The one renderer of selected code (atlas.upstream.codeblocks), on plain segments.
+"""The one renderer of selected code (atlas.code.codeblocks), on plain segments.
 
 The upstream directive's output through it is pinned by tests/upstream/test_upstream_snapshots.py;
 labcode's by tests/teach/test_teach.py."""
 
 from __future__ import annotations
 
-from atlas.upstream.codeblocks import code_blocks, elision
-from atlas.upstream.select import Segment
+from atlas.code.codeblocks import code_blocks, elision
+from atlas.code.select import Segment
 from docutils import nodes
 
 

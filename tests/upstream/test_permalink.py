@@ -1,11 +1,11 @@
-"""One permalink format, written and read in one module (atlas.upstream.permalink), and one
+"""One permalink format, written and read in one module (atlas.code.permalink), and one
 way of counting a file's lines for the citations and for the links to them."""
 
 from __future__ import annotations
 
 import pytest
 from atlas.upstream.packages.registry import PackageUpstream
-from atlas.upstream.permalink import (
+from atlas.code.permalink import (
     Permalink,
     build,
     fragment,
@@ -15,7 +15,7 @@ from atlas.upstream.permalink import (
     web_url,
 )
 from atlas.upstream.registry import Upstream
-from atlas.upstream.select import line_count, split_lines
+from atlas.code.select import line_count, split_lines
 
 SHA = "2f49c09d80faf5abb70634d3cccac23ea16a541a"
 

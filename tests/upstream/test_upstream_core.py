@@ -11,7 +11,7 @@ from atlas.upstream.lock import LockEntry, load_lock, lock_key, save_lock, text_
 from atlas.upstream.packages.registry import PackageUpstream
 from atlas.upstream.registry import Upstream, load_registry, object_store
 from atlas.upstream.resolve import OK, Resolution, ResolutionStatus
-from atlas.upstream.spec import CitationSpec, SpecError, line_ranges, parse_spec
+from atlas.code.spec import CitationSpec, SpecError, line_ranges, parse_spec
 from gitfixtures import Commit, FixtureUpstream, Symlink, git, make_book, make_repo, stores_dir
 
 PY_V1 = "def alpha():\n    return 1\n"

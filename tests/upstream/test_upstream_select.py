@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from atlas.upstream.select import (
+from atlas.code.select import (
     Segment,
     SelectError,
     apply_options,
@@ -13,9 +13,9 @@ from atlas.upstream.select import (
     selected_text,
     split_lines,
 )
-from atlas.upstream.spec import parse_spec
-from atlas.upstream.symbols.lookup import find_symbol
-from atlas.upstream.symbols.model import SymbolError
+from atlas.code.spec import parse_spec
+from atlas.code.symbols.lookup import find_symbol
+from atlas.code.symbols.model import SymbolError
 
 TEXT = "".join(f"    step {i}  # mark\n" if i % 3 == 0 else f"    line {i}\n" for i in range(1, 21))
 

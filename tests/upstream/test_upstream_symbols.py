@@ -4,15 +4,15 @@ What each language finds through ``find_symbol`` is tested in test_upstream_sele
 from __future__ import annotations
 
 import pytest
-from atlas.upstream.symbols import c, python, rust, typescript
-from atlas.upstream.symbols.lookup import (
+from atlas.code.symbols import c, python, rust, typescript
+from atlas.code.symbols.lookup import (
     LANGUAGES,
     _nearest,
     find_symbol,
     supported,
     symbol_language,
 )
-from atlas.upstream.symbols.model import Symbol, SymbolError
+from atlas.code.symbols.model import Symbol, SymbolError
 
 
 def test_each_extension_belongs_to_one_language() -> None:

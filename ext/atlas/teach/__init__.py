@@ -6,7 +6,7 @@ Modules, one job each:
 - ``config``: the settings (the labkit folder, the browsable repository) and ``labkit_root``,
   the one answer to "which labkit folder" (labs use it too);
 - ``labcode``: the ``labcode`` directive and role (our labkit code, numbered as in its file,
-  rendered by :mod:`atlas.upstream.codeblocks` as upstream citations are);
+  rendered by :mod:`atlas.code.codeblocks` as upstream citations are);
 - ``problems``: the ``problem`` and ``solution`` directives and the book's problem index;
 - ``answers``: in the PDF, solutions gathered in an "Answers" section at each chapter's end;
 - ``taught``: the check that a lab's taught imports are shown on its page;

@@ -3,7 +3,7 @@
 A lab proves a claim with code from ``atlas.labkit``; a reader must be able to see that code.
 ``labcode`` quotes it with the selector machinery of ``upstream`` (``path::Class.method``, line
 ranges, ``:contains:``, ``:start-after:`` ...) and renders it as ``upstream`` does
-(:mod:`atlas.upstream.codeblocks`: numbered blocks, the same elision lines), so the two read
+(:mod:`atlas.code.codeblocks`: numbered blocks, the same elision lines), so the two read
 alike, but from the working tree instead of git objects: the code is ours and changes with the
 book. The page depends on the file (an edit re-renders it), the caption names file, symbol and
 lines, and links to the file, which the HTML build copies into ``_labkit/`` so the link works
@@ -29,8 +29,8 @@ from sphinx.util.osutil import relative_uri
 from atlas.labs.imports import LABKIT
 from atlas.teach.config import TeachConfig, labkit_root
 from atlas.teach.state import teach_state
-from atlas.upstream.codeblocks import code_blocks
-from atlas.upstream.select import (
+from atlas.code.codeblocks import code_blocks
+from atlas.code.select import (
     Segment,
     SelectError,
     apply_options,
@@ -40,7 +40,7 @@ from atlas.upstream.select import (
     select,
     split_lines,
 )
-from atlas.upstream.spec import SpecError, line_ranges, parse_spec
+from atlas.code.spec import SpecError, line_ranges, parse_spec
 
 logger = logging.getLogger(__name__)
 OUTPUT_FOLDER = "_labkit"  # where the HTML build copies labkit's files

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from atlas.upstream.spec import CitationSpec, SpecError, parse_spec
+from atlas.code.spec import CitationSpec, SpecError, parse_spec
 
 FENCE = re.compile(r"^(?P<indent>[ \t>]*)(?P<fence>`{3,}|~{3,}|:{3,})\s*(?P<info>.*?)\s*$")
 DIRECTIVE_INFO = re.compile(r"^\{(?P<name>[\w:.-]+)\}\s*(?P<arg>.*)$")

@@ -21,11 +21,11 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from atlas.bookroot import BookPaths
 from atlas.upstream import lockcheck
-from atlas.upstream.codeblocks import code_blocks
+from atlas.code.codeblocks import code_blocks
 from atlas.upstream.config import UpstreamConfig
 from atlas.upstream.lock import REV_PREFIX
 from atlas.upstream.packages.registry import PackageUpstream
-from atlas.upstream.permalink import is_commit
+from atlas.code.permalink import is_commit
 from atlas.upstream.resolve import (
     DRIFT,
     ERROR,

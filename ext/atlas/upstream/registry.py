@@ -12,8 +12,8 @@ from pathlib import Path
 
 from atlas.bookroot import extra_stores_root
 from atlas.git.repo import common_dir, gitlinks, gitmodules
-from atlas.upstream.permalink import build as build_permalink
-from atlas.upstream.permalink import github_slug, web_url
+from atlas.code.permalink import build as build_permalink
+from atlas.code.permalink import github_slug, web_url
 
 LINK_ONLY_KEY = "atlas-link-only-pin"
 

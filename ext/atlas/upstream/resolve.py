@@ -32,7 +32,7 @@ from atlas.upstream.lock import (
 )
 from atlas.upstream.packages.registry import PackageUpstream
 from atlas.upstream.registry import Upstream, load_registry, object_store
-from atlas.upstream.select import (
+from atlas.code.select import (
     DEFAULT_MAX_LINES,
     ContainsError,
     Segment,
@@ -46,7 +46,7 @@ from atlas.upstream.select import (
     select,
     selected_text,
 )
-from atlas.upstream.spec import CitationSpec, SpecError, line_ranges, parse_spec
+from atlas.code.spec import CitationSpec, SpecError, line_ranges, parse_spec
 
 
 class ResolutionStatus(StrEnum):

@@ -22,7 +22,7 @@ from atlas.upstream.drift.model import DriftError, DriftStatus, Plan, Record
 from atlas.upstream.drift.wheels import pinned_files, read_verified, version_files
 from atlas.upstream.packages.files import FileSet
 from atlas.upstream.packages.registry import PYPROJECT, PackageRegistryError, load_packages
-from atlas.upstream.spec import CitationSpec
+from atlas.code.spec import CitationSpec
 
 
 def carry_site(

@@ -21,7 +21,7 @@ from atlas.upstream.drift.target import resolve_target
 from atlas.upstream.drift.trees import FileMove, blob_hunks, follow_files
 from atlas.upstream.linemap import Hunk
 from atlas.upstream.registry import load_registry
-from atlas.upstream.spec import CitationSpec
+from atlas.code.spec import CitationSpec
 
 
 def plan(book_root: Path, name: str, rev: str | None) -> Plan:

@@ -15,7 +15,7 @@ from atlas.upstream.lock import lock_key
 from atlas.upstream.packages.files import SETUP_HINT, PackageError
 from atlas.upstream.packages.registry import PYPROJECT, PackageUpstream
 from atlas.upstream.resolve import MISSING, Resolution, Resolver
-from atlas.upstream.select import SelectError, decode, select
+from atlas.code.select import SelectError, decode, select
 
 
 def package_snippet(

@@ -19,7 +19,7 @@ A new language is one new module and one row in :data:`.lookup.LANGUAGES`.
 
 from __future__ import annotations
 
-from atlas.upstream.symbols.lookup import find_symbol, symbol_language, symbols_of
-from atlas.upstream.symbols.model import Symbol, SymbolError
+from atlas.code.symbols.lookup import find_symbol, symbol_language, symbols_of
+from atlas.code.symbols.model import Symbol, SymbolError
 
 __all__ = ["Symbol", "SymbolError", "find_symbol", "symbol_language", "symbols_of"]

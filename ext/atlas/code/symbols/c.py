@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from atlas.upstream.symbols.model import Symbol
-from atlas.upstream.symbols.treesitter import node_text, parse
+from atlas.code.symbols.model import Symbol
+from atlas.code.symbols.treesitter import node_text, parse
 
 GRAMMARS = {"c": "tree_sitter_c", "cpp": "tree_sitter_cpp", "cuda": "tree_sitter_cuda"}
 SCOPES = {"namespace_definition", "class_specifier", "struct_specifier", "union_specifier"}

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from atlas.upstream.symbols.model import Symbol
-from atlas.upstream.symbols.treesitter import end_line, lead_start, node_text, parse
+from atlas.code.symbols.model import Symbol
+from atlas.code.symbols.treesitter import end_line, lead_start, node_text, parse
 
 ITEMS = {
     "function_item": "fn", "struct_item": "struct", "enum_item": "enum", "union_item": "union",

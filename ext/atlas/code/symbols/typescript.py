@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from atlas.upstream.symbols.model import Symbol
-from atlas.upstream.symbols.treesitter import end_line, lead_start, node_text, parse
+from atlas.code.symbols.model import Symbol
+from atlas.code.symbols.treesitter import end_line, lead_start, node_text, parse
 
 GRAMMARS = {"typescript": "language_typescript", "tsx": "language_tsx"}
 FUNCTIONS = {"function_declaration", "generator_function_declaration"}

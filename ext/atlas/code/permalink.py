@@ -4,7 +4,7 @@ The directive and the role link every citation to ``.../blob/REV/PATH#L10-L40``;
 checker answers such links from the git objects. Both sides must agree on the format, so the
 writer (:func:`build`) and the reader (:func:`parse`) live here, side by side, and a test checks
 that one undoes the other. Lines are counted as the citations number them
-(:func:`atlas.upstream.select.line_count`). The repository's address comes from its URL here
+(:func:`atlas.code.select.line_count`). The repository's address comes from its URL here
 too (:func:`github_slug`, :func:`web_url`), for git and package upstreams alike.
 """
 

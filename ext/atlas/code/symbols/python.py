@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from atlas.upstream.symbols.model import Symbol
+from atlas.code.symbols.model import Symbol
 
 
 def definitions(text: str) -> list[Symbol]:

@@ -1,22 +1,24 @@
 """Selected code as the reader sees it: one numbered literal block per segment, and an elision
 line between two segments that says which lines are not shown.
 
-Two directives quote code through :mod:`atlas.upstream.select`: ``upstream`` (code at an
+Two directives quote code through :mod:`atlas.code.select`: ``upstream`` (code at an
 upstream pin) and ``labcode`` (:mod:`atlas.teach.labcode`, our own labkit code). They render
 their segments here, once, so that they number, elide and highlight alike; the copies they had
-before had begun to differ in the elision's words and in ``force``. This module sits next to
-``select`` because it turns what ``select`` picks into nodes; it knows nothing of git, pins or
-the working tree.
+before had begun to differ in the elision's words and in ``force``. It knows nothing of git,
+pins or the working tree. docutils is imported when blocks are built, not with the module:
+``atlas.code`` loads no Sphinx or docutils, for the commands that quote code without a build.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from docutils import nodes
-from sphinx.util.docutils import SphinxDirective
+from atlas.code.select import Segment
 
-from atlas.upstream.select import Segment
+if TYPE_CHECKING:
+    from docutils import nodes
+    from sphinx.util.docutils import SphinxDirective
 
 ELISION = "\u22ee {n} lines not shown (L{a}\u2013L{b})"
 ELISION_ONE = "\u22ee 1 line not shown (L{a})"
@@ -46,6 +48,8 @@ def code_blocks(
     and line (what Sphinx reports a highlighting warning at). ``force`` is set: quoted code is
     shown as is, even where the lexer stumbles on it.
     """
+    from docutils import nodes
+
     out: list[nodes.Element] = []
     for i, seg in enumerate(segments):
         if i:

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache, partial
 
-from atlas.upstream.symbols import c, python, rust, typescript
-from atlas.upstream.symbols.model import Symbol, SymbolError
+from atlas.code.symbols import c, python, rust, typescript
+from atlas.code.symbols.model import Symbol, SymbolError
 
 
 @dataclass(frozen=True)

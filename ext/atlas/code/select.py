@@ -13,9 +13,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from atlas.upstream.spec import CitationSpec, line_ranges
-from atlas.upstream.symbols.lookup import find_symbol
-from atlas.upstream.symbols.model import SymbolError
+from atlas.code.spec import CitationSpec, line_ranges
+from atlas.code.symbols.lookup import find_symbol
+from atlas.code.symbols.model import SymbolError
 
 OCCURRENCE = re.compile(r"^(?P<marker>.*?)\s+@(?P<n>\d+)$")
 DEFAULT_MAX_LINES = 400
