@@ -47,6 +47,9 @@ FEATURES = (
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    from atlas.project.config import check_overrides
+
     for feature in FEATURES:
         app.setup_extension(feature)
+    check_overrides(app)  # every feature has handed over its settings; none has read them yet
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

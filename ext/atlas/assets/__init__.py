@@ -93,7 +93,11 @@ def _build_finished(app: Sphinx, exception: BaseException | None) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    AssetsConfig.register(app)
+    from atlas.assets.check import check_offline_assets
+    from atlas.project.registry import add_check, add_settings
+
+    add_settings(app, AssetsConfig)
+    add_check(app, check_offline_assets, order=10, when="builder-inited")
     app.connect("config-inited", _config_inited)
     app.connect("builder-inited", _builder_inited)
     app.connect("html-page-context", _page_context)

@@ -65,7 +65,9 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    LabsConfig.register(app)
+    from atlas.project.registry import add_settings
+
+    add_settings(app, LabsConfig)
     app.add_node(lab_node)
     app.add_node(labs_report_node)
     app.add_directive("lab", LabDirective)

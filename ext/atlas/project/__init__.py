@@ -17,15 +17,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sphinx.application import Sphinx
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.project import config, files, ledger, stable, strict
+    from atlas.project.registry import add_settings
 
-    config.ProjectConfig.register(app)
+    add_settings(app, config.ProjectConfig)
+    files.add_own_checks(app)
     # Broken project files and settings stop the build with one clean error each (exit 2),
     # before anything reads them.
     app.connect("config-inited", config.check_settings, priority=1)
@@ -38,5 +41,4 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("write-started", stable.restore, priority=0)
     app.connect("build-finished", stable.forget, priority=0)
     ledger.install(app)
-    config.check_overrides(app)  # now, before the other features read or convert them
     return {"parallel_read_safe": True, "parallel_write_safe": True}

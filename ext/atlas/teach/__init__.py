@@ -32,13 +32,14 @@ def _add_static(app: Sphinx, config: Config) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    from atlas.project.registry import add_settings
     from atlas.teach import labcode, problems, runnable, taught
     from atlas.teach.answers import AnswersAtChapterEnd
     from atlas.teach.config import TeachConfig
     from atlas.teach.state import TeachCollector, fail_on_wrong_quotes
 
     app.setup_extension("sphinx_design")
-    TeachConfig.register(app)
+    add_settings(app, TeachConfig)
     app.add_directive("labcode", labcode.LabcodeDirective)
     app.add_role("labcode", labcode.LabcodeRole())
     app.add_node(problems.problem_index_node)

@@ -26,9 +26,6 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 from sphinx.util.osutil import relative_uri
 
-from atlas.labs.imports import LABKIT
-from atlas.teach.config import TeachConfig, labkit_root
-from atlas.teach.state import teach_state
 from atlas.code.codeblocks import code_blocks
 from atlas.code.select import (
     Segment,
@@ -41,6 +38,9 @@ from atlas.code.select import (
     split_lines,
 )
 from atlas.code.spec import SpecError, line_ranges, parse_spec
+from atlas.labs.imports import LABKIT
+from atlas.teach.config import TeachConfig, labkit_root
+from atlas.teach.state import teach_state
 
 logger = logging.getLogger(__name__)
 OUTPUT_FOLDER = "_labkit"  # where the HTML build copies labkit's files

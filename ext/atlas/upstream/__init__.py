@@ -51,11 +51,14 @@ def _builder_inited(app: Sphinx) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.git.store import close_all
+    from atlas.project.registry import add_check, add_settings
     from atlas.upstream import directive as d
     from atlas.upstream.config import UpstreamConfig
+    from atlas.upstream.lock import check_lock_file
     from atlas.upstream.state import UpstreamCollector
 
-    UpstreamConfig.register(app)
+    add_settings(app, UpstreamConfig)
+    add_check(app, check_lock_file, order=10)  # before anything reads the lock
     app.add_directive("upstream", d.UpstreamDirective)
     app.add_role("upstream", d.UpstreamRole())
     app.add_css_file("atlas-upstream.css")
