@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 CODE = Path(__file__).resolve().parents[1] / "ext" / "atlas" / "code"
 
 
@@ -30,3 +32,17 @@ def test_importing_every_module_of_atlas_code_loads_no_sphinx_or_docutils() -> N
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
     )
     assert json.loads(proc.stdout) == []
+
+
+def test_the_quoting_directives_and_the_page_check_share_one_list_of_options() -> None:
+    from atlas.code.options import OPTIONS
+    from atlas.code.select import KNOWN_OPTIONS, SelectError, check_options
+    from atlas.teach.labcode import LabcodeDirective
+    from atlas.upstream.directive import UpstreamDirective
+
+    assert list(UpstreamDirective.option_spec) == list(OPTIONS)
+    assert set(LabcodeDirective.option_spec) == set(OPTIONS) - {"language"}
+    assert KNOWN_OPTIONS == set(OPTIONS)
+    check_options({"dedent": "", "contains": "x"})
+    with pytest.raises(SelectError, match=r"^unknown option\(s\) :dedents:; known: :caption:"):
+        check_options({"dedents": "4"})

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from atlas.code.options import OPTIONS
 from atlas.code.spec import CitationSpec, line_ranges
 from atlas.code.symbols.lookup import find_symbol
 from atlas.code.symbols.model import SymbolError
@@ -257,9 +258,7 @@ def check_options(options: dict[str, str]) -> None:
         )
 
 
-KNOWN_OPTIONS = {name for name, _ in FILTERS} | {
-    "emphasize-lines", "language", "caption", "name", "class",
-}  # fmt: skip
+KNOWN_OPTIONS = set(OPTIONS)  # the directives' one list (atlas.code.options)
 
 
 def apply_options(segments: list[Segment], options: dict[str, str]) -> list[Segment]:

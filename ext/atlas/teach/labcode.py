@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from docutils import nodes
-from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 from sphinx.util.osutil import relative_uri
 
 from atlas.code.codeblocks import code_blocks
+from atlas.code.options import option_spec
 from atlas.code.select import (
     Segment,
     SelectError,
@@ -169,16 +169,7 @@ class LabcodeDirective(SphinxDirective):
     has_content = True  # refused with an error: our code is quoted, never pasted
     required_arguments = 1
     final_argument_whitespace = True
-    option_spec: ClassVar[dict[str, Any]] = {
-        "start-after": directives.unchanged_required,
-        "end-before": directives.unchanged_required,
-        "emphasize-lines": directives.unchanged_required,
-        "dedent": directives.unchanged,
-        "caption": directives.unchanged_required,
-        "contains": directives.unchanged_required,
-        "name": directives.unchanged,
-        "class": directives.class_option,
-    }
+    option_spec: ClassVar[dict[str, Any]] = option_spec(without=["language"])  # Python only
 
     def run(self) -> list[nodes.Node]:
         location = (self.env.docname, self.lineno)
