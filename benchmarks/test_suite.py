@@ -108,8 +108,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="atlas-test-suite-") as tmp:
         results = [measure(r, Path(tmp), args.cores, args.ci, args.slowest) for r in revs]
         for r in results:
-            print(f"{r['rev']}: make test {r['make_test_s']} s (rc {r['rc']}), "
-                  f"{r['passed']} passed, {r['failed']} failed, {r['skipped']} skipped")  # fmt: skip
+            counts = f"{r['passed']} passed, {r['failed']} failed, {r['skipped']} skipped"
+            print(f"{r['rev']}: make test {r['make_test_s']} s (rc {r['rc']}), {counts}")
             for name, seconds in r["slowest"]:
                 print(f"    {seconds:7.1f} s  {name}")
             if "ci_s" in r:

@@ -3,9 +3,8 @@ and the PDF, and publishes both on main."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import re
+from pathlib import Path
 
 import yaml
 

@@ -56,8 +56,10 @@ def test_dispatch_turns_every_failure_into_an_error_result():
     assert reg.dispatch("nope", "{}")[1] is True
     assert reg.dispatch("read_file", "{not json")[1] is True
     assert reg.dispatch("read_file", '{"path": ""}')[1] is True
-    assert reg.dispatch("read_file", '{"path": "missing.py"}') == ("Error: KeyError: 'missing.py'",
-                                                                True)
+    assert reg.dispatch("read_file", '{"path": "missing.py"}') == (
+        "Error: KeyError: 'missing.py'",
+        True,
+    )
     assert reg.dispatch("read_file", '{"path": "a.py"}') == ("x", False)
     assert [name for name, _ in reg.dispatched] == ["read_file", "read_file"]
 
@@ -79,8 +81,7 @@ def test_bugfix_session_shape_and_invariant():
 
 
 def test_stop_reasons_max_steps_and_token_budget():
-    forever = [{"content": "again", "tool_calls": [call(f"c{i}", "run_tests")]}
-               for i in range(50)]
+    forever = [{"content": "again", "tool_calls": [call(f"c{i}", "run_tests")]} for i in range(50)]
     reason, log = run_turn(ScriptedModel(forever), repo_tools({}), "loop", max_steps=3)
     assert reason == "max-steps" and check(log.events) == []
     reason, _ = run_turn(ScriptedModel(forever), repo_tools({}), "loop", token_budget=500)
@@ -147,8 +148,9 @@ def test_compaction_schedule_matches_log_level_compaction():
 
     reason, log = run_turn(model, reg, task, system=system, max_steps=80, before_step=before)
     assert reason == "completed" and fired
-    assert fired == compaction_schedule(60, step_tokens(0, 250), window, fixed,
-                                        4 + count_tokens(task), 150, 0.8, 0.16)
+    assert fired == compaction_schedule(
+        60, step_tokens(0, 250), window, fixed, 4 + count_tokens(task), 150, 0.8, 0.16
+    )
     assert check(log.events) == [] and pairing_errors(log.messages()) == []
 
 

@@ -90,13 +90,21 @@ def test_simulated_schedules_match_closed_forms() -> None:
     a, b = 10e-6, 25e9
     for n in (8, 16):
         for S in (1e4, 1e7):
-            assert math.isclose(alphabeta.simulate(alphabeta.ring_schedule(S, n), a, b),
-                                alphabeta.ring_time(S, n, a, b), rel_tol=1e-9)
-            assert math.isclose(alphabeta.simulate(alphabeta.binomial_tree_schedule(S, n), a, b),
-                                alphabeta.binomial_tree_time(S, n, a, b), rel_tol=1e-9)
+            assert math.isclose(
+                alphabeta.simulate(alphabeta.ring_schedule(S, n), a, b),
+                alphabeta.ring_time(S, n, a, b),
+                rel_tol=1e-9,
+            )
+            assert math.isclose(
+                alphabeta.simulate(alphabeta.binomial_tree_schedule(S, n), a, b),
+                alphabeta.binomial_tree_time(S, n, a, b),
+                rel_tol=1e-9,
+            )
             assert math.isclose(
                 alphabeta.simulate(alphabeta.recursive_doubling_schedule(S, n), a, b),
-                alphabeta.recursive_doubling_time(S, n, a, b), rel_tol=1e-9)
+                alphabeta.recursive_doubling_time(S, n, a, b),
+                rel_tol=1e-9,
+            )
 
 
 def test_crossover_is_where_simulated_times_meet() -> None:
@@ -106,9 +114,11 @@ def test_crossover_is_where_simulated_times_meet() -> None:
     tree = alphabeta.simulate(alphabeta.binomial_tree_schedule(S, n), a, b)
     assert math.isclose(ring, tree, rel_tol=1e-9)
     S = alphabeta.crossover(n, a, b, "doubling")
-    assert math.isclose(alphabeta.simulate(alphabeta.ring_schedule(S, n), a, b),
-                        alphabeta.simulate(alphabeta.recursive_doubling_schedule(S, n), a, b),
-                        rel_tol=1e-9)
+    assert math.isclose(
+        alphabeta.simulate(alphabeta.ring_schedule(S, n), a, b),
+        alphabeta.simulate(alphabeta.recursive_doubling_schedule(S, n), a, b),
+        rel_tol=1e-9,
+    )
 
 
 def test_double_tree_port_load() -> None:
@@ -154,8 +164,9 @@ def test_young_daly_against_simulation() -> None:
     trace = failures.failure_trace(M, 4 * work, seed=1)
     at = lambda t: failures.simulate_run(work, t, delta, restart, trace)  # noqa: E731
     assert at(tau) < at(tau / 3) and at(tau) < at(3 * tau)
-    assert failures.daly_interval(1.0, 1e6) == pytest.approx(failures.young_interval(1.0, 1e6),
-                                                             rel=0.01)
+    assert failures.daly_interval(1.0, 1e6) == pytest.approx(
+        failures.young_interval(1.0, 1e6), rel=0.01
+    )
 
 
 def test_simulate_run_without_failures_is_work_plus_checkpoints() -> None:
@@ -174,7 +185,10 @@ def test_verbs_one_sided_two_sided() -> None:
     dst = torch.zeros(64, dtype=torch.uint8)
     mr_src = a.reg_mr(src, verbs.LOCAL_WRITE)
     mr_dst = b.reg_mr(dst, verbs.REMOTE_WRITE)
-    qa, qb = verbs.QueuePair(a, verbs.CompletionQueue()), verbs.QueuePair(b, verbs.CompletionQueue())
+    qa, qb = (
+        verbs.QueuePair(a, verbs.CompletionQueue()),
+        verbs.QueuePair(b, verbs.CompletionQueue()),
+    )
     qa.connect(qb)
     qa.post_send(verbs.WorkRequest(1, "WRITE", mr_src, 0, 64, 0, mr_dst.rkey))
     qa.post_send(verbs.WorkRequest(2, "SEND", mr_src, 0, 8))
@@ -213,6 +227,4 @@ def test_expected_remote_ranks_by_enumeration() -> None:
     total = 0
     for pick in itertools.combinations(range(E), k):
         total += len({e // per for e in pick} - {0})  # sender is rank 0
-    assert fabric.expected_remote_ranks(E, R, k) == pytest.approx(
-        total / math.comb(E, k)
-    )
+    assert fabric.expected_remote_ranks(E, R, k) == pytest.approx(total / math.comb(E, k))

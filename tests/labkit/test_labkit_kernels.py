@@ -121,8 +121,17 @@ def test_banks_and_swizzle():
     assert bank_wavefronts([0] * 32) == 1  # broadcast
 
 
-@pytest.mark.parametrize("args", [(256, 32, 0), (256, 33, 0), (128, 128, 49152),
-                                  (384, 168, 100000), (1024, 64, 0), (64, 40, 200000)])
+@pytest.mark.parametrize(
+    "args",
+    [
+        (256, 32, 0),
+        (256, 33, 0),
+        (128, 128, 49152),
+        (384, 168, 100000),
+        (1024, 64, 0),
+        (64, 40, 200000),
+    ],
+)
 def test_occupancy_agrees_with_placement(args):
     sm = sm_limits("H100-SXM")
     assert occupancy(*args, sm).blocks == occupancy_by_placement(*args, sm)
@@ -145,8 +154,10 @@ def test_layout_algebra_reproduces_cute_examples():
 
 
 def test_composition_is_function_composition():
-    for a, b in [(Layout((6, 2), (8, 2)), Layout((4, 3), (3, 1))),
-                 (Layout((4, 2, 3), (2, 1, 8)), Layout((2, 3), (4, 8)))]:
+    for a, b in [
+        (Layout((6, 2), (8, 2)), Layout((4, 3), (3, 1))),
+        (Layout((4, 2, 3), (2, 1, 8)), Layout((2, 3), (4, 8))),
+    ]:
         r = composition(a, b)
         assert all(r(i) == a(b(i)) for i in range(b.size()))
     a = Layout((2, 2), (1, 6))

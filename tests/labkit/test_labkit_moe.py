@@ -6,9 +6,16 @@ import math
 
 import pytest
 import torch
-
-from atlas.labkit.moe import capacity, dispatch, eplb, granularity, grouped_gemm, layer, router
-from atlas.labkit.moe import harness
+from atlas.labkit.moe import (
+    capacity,
+    dispatch,
+    eplb,
+    granularity,
+    grouped_gemm,
+    harness,
+    layer,
+    router,
+)
 
 
 def test_softmax_topk_gates_are_renormalised_probabilities() -> None:
@@ -55,9 +62,9 @@ def test_drop_formula_matches_simulation() -> None:
 
 
 def test_layer_flops_and_params() -> None:
-    assert harness.moe_flops_measured(layer.MoEShape(16, 8, 4, 2, 1), 10) == 10 * layer.flops_per_token(
-        layer.MoEShape(16, 8, 4, 2, 1)
-    )
+    assert harness.moe_flops_measured(
+        layer.MoEShape(16, 8, 4, 2, 1), 10
+    ) == 10 * layer.flops_per_token(layer.MoEShape(16, 8, 4, 2, 1))
     assert layer.params(layer.MoEShape(16, 8, 4, 2, 1)) == {"total": 1984, "active": 1216}
 
 
@@ -83,7 +90,24 @@ def test_grouped_gemm_layouts_agree_with_the_loop() -> None:
 
 def test_eplb_reproduces_the_readme_example() -> None:
     layer0 = torch.tensor([90, 132, 40, 61, 104, 165, 39, 4, 73, 56, 183, 86])
-    assert eplb.rebalance(layer0, 16, 4, 2, 8).phy2log == [5, 6, 5, 7, 8, 4, 3, 4, 10, 9, 10, 2, 0, 1, 11, 1]
+    assert eplb.rebalance(layer0, 16, 4, 2, 8).phy2log == [
+        5,
+        6,
+        5,
+        7,
+        8,
+        4,
+        3,
+        4,
+        10,
+        9,
+        10,
+        2,
+        0,
+        1,
+        11,
+        1,
+    ]
 
 
 def test_low_latency_bytes() -> None:
@@ -96,4 +120,9 @@ def test_dispatch_on_four_ranks_equals_dense() -> None:
 
     results = run_ranks(harness.ep_dispatch_check, 4, 1, 32, timeout=120)
     for r in results:
-        assert r["combine_ok"] and r["same_rows"] and r["flat_matches_model"] and r["rdma_matches_model"]
+        assert (
+            r["combine_ok"]
+            and r["same_rows"]
+            and r["flat_matches_model"]
+            and r["rdma_matches_model"]
+        )

@@ -1,7 +1,6 @@
 """Fast unit tests of the multimodal chapter's labkit (no Sphinx)."""
 
 import torch
-
 from atlas.labkit.multimodal.cache import EncoderCache
 from atlas.labkit.multimodal.contrastive import clip_loss, siglip_loss
 from atlas.labkit.multimodal.fusion import expand_placeholders, insert_image_embeddings
@@ -47,6 +46,7 @@ def test_cache_counts():
 def test_siglip_chunked_equals_dense():
     import torch
     from atlas.labkit.multimodal.contrastive import siglip_loss_chunked
+
     torch.manual_seed(1)
     a, b = torch.randn(12, 8), torch.randn(12, 8)
     loss, sent = siglip_loss_chunked(a, b, 10.0, -10.0, devices=3)

@@ -2,14 +2,19 @@
 
 import torch
 import torch.nn.functional as F
-
-from atlas.labkit.normalization.norms import add_rms_norm, layer_norm, qk_logit_bound, qk_norm_logits, rms_norm
-from atlas.labkit.normalization.stacks import sinkhorn
 from atlas.labkit.normalization.harness import (
     hyper_connection_n1,
     residual_gradient_flow,
     sequence_parallel_add_norm,
 )
+from atlas.labkit.normalization.norms import (
+    add_rms_norm,
+    layer_norm,
+    qk_logit_bound,
+    qk_norm_logits,
+    rms_norm,
+)
+from atlas.labkit.normalization.stacks import sinkhorn
 
 
 def test_rms_norm_matches_torch():

@@ -312,12 +312,17 @@ def test_accumulation_clipping_and_hsdp_on_four_ranks() -> None:
     for acc, clip, hsdp in run_ranks(_accumulate_clip_hsdp, 4, timeout=120):
         assert acc["match"] and acc["calls"] == {"all_reduce": acc["buckets"]}
         assert clip["norm_ok"] and clip["clip_ok"]
-        assert hsdp["ok"] and hsdp["comm"] == {"all_reduce_inter": 500, "reduce_scatter_intra": 1000}
+        assert hsdp["ok"] and hsdp["comm"] == {
+            "all_reduce_inter": 500,
+            "reduce_scatter_intra": 1000,
+        }
 
 
 def test_matrix_optimizers_do_not_shard() -> None:
     assert harness.matrix_update_shards() == {
-        "adam_shards_ok": True, "muon_shards_ok": False, "muon_gathered_ok": True,
+        "adam_shards_ok": True,
+        "muon_shards_ok": False,
+        "muon_gathered_ok": True,
     }
 
 

@@ -1,7 +1,6 @@
 """Fast checks of the Profiling chapter's labkit (no Sphinx)."""
 
 import torch
-
 from atlas.labkit.profiling import harness as H
 from atlas.labkit.profiling import memory as M
 from atlas.labkit.profiling import roofline as R
@@ -9,7 +8,10 @@ from atlas.labkit.profiling import trace as T
 
 
 def test_schedule_matches_torch():
-    for kw in (dict(wait=1, warmup=1, active=2, repeat=2, skip_first=1), dict(wait=0, warmup=2, active=3)):
+    for kw in (
+        dict(wait=1, warmup=1, active=2, repeat=2, skip_first=1),
+        dict(wait=0, warmup=2, active=3),
+    ):
         assert H.torch_schedule(20, **kw) == [T.schedule_action(s, **kw) for s in range(20)]
 
 

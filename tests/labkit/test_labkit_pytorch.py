@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from atlas.labkit import run_ranks
 from atlas.labkit.pytorch import allocator as A
 from atlas.labkit.pytorch import autograd as ag
@@ -33,7 +32,10 @@ def test_random_views_and_reshapes_agree_with_torch():
 def test_strides_formulas():
     x = torch.empty(2, 3, 5, 7)
     assert layout.contiguous_strides((2, 3, 5, 7)) == x.stride()
-    assert layout.channels_last_strides((2, 3, 5, 7)) == x.to(memory_format=torch.channels_last).stride()
+    assert (
+        layout.channels_last_strides((2, 3, 5, 7))
+        == x.to(memory_format=torch.channels_last).stride()
+    )
     for t in (x, x.transpose(1, 2), x[:, :1], x[:1], x[:, 1], x[..., :1], x.expand(2, 3, 5, 7)):
         assert layout.is_contiguous(harness.layout_of(t)) == t.is_contiguous()
 
@@ -70,7 +72,9 @@ def test_graph_walk_equals_executed_nodes():
 def test_saved_bytes_formulas(checkpointed):
     x = torch.randn(12, 16, requires_grad=True)
     mlp = harness.mlp_block(16, 40)
-    assert harness.measured_saved_bytes(mlp, x, checkpointed) == ag.mlp_saved_bytes(12, 16, 40, 4, checkpointed)
+    assert harness.measured_saved_bytes(mlp, x, checkpointed) == ag.mlp_saved_bytes(
+        12, 16, 40, 4, checkpointed
+    )
     swiglu = harness.SwiGLU(16, 40)
     assert harness.measured_saved_bytes(swiglu, x, checkpointed) == ag.swiglu_saved_bytes(
         12, 16, 40, 4, checkpointed
@@ -131,7 +135,9 @@ def test_dtensor_against_reference():
 
 @pytest.mark.parametrize("n,c,m", [(5, 1.0, 0.3), (5, 1.0, 3.0), (2, 2.0, 2.0)])
 def test_overlap_closed_form(n, c, m):
-    assert abs(streams.overlapped_backward(n, c, m).makespan() - (c + (n - 1) * max(c, m) + m)) < 1e-9
+    assert (
+        abs(streams.overlapped_backward(n, c, m).makespan() - (c + (n - 1) * max(c, m) + m)) < 1e-9
+    )
 
 
 def test_record_stream_prevents_the_race():
@@ -160,13 +166,23 @@ def test_graph_replay_matches_eager_and_refuses_sync():
 
 
 def test_kernel_plan_groups():
-    assert comp.kernel_plan(["mm", "gelu", "mul", "mm", "add"]) == [["mm"], ["gelu", "mul"], ["mm"], ["add"]]
+    assert comp.kernel_plan(["mm", "gelu", "mul", "mm", "add"]) == [
+        ["mm"],
+        ["gelu", "mul"],
+        ["mm"],
+        ["add"],
+    ]
     assert len(comp.kernel_plan(["pow", "mean", "add", "rsqrt", "mul"])) == 1
 
 
 def test_guard_model_matches_dynamo():
-    calls = [(torch.randn(4, 8), 2.0), (torch.randn(6, 8), 2.0), (torch.randn(1, 8), 2.0),
-             (torch.randn(6, 8, dtype=torch.float64), 2.0), (torch.randn(6, 8), 5.0)]
+    calls = [
+        (torch.randn(4, 8), 2.0),
+        (torch.randn(6, 8), 2.0),
+        (torch.randn(1, 8), 2.0),
+        (torch.randn(6, 8, dtype=torch.float64), 2.0),
+        (torch.randn(6, 8), 5.0),
+    ]
     model, running, predicted = comp.GuardModel(), 0, []
     for args in calls:
         running += model.call(*args)
@@ -179,8 +195,11 @@ def test_guard_model_matches_dynamo():
 
 def test_constants_match_header():
     assert harness.header_constants() == {
-        "kSmallBuffer": A.SMALL_BUFFER, "kMinBlockSize": A.MIN_BLOCK, "kSmallSize": A.SMALL_SIZE,
-        "kMinLargeAlloc": A.MIN_LARGE_ALLOC, "kRoundLarge": A.ROUND_LARGE,
+        "kSmallBuffer": A.SMALL_BUFFER,
+        "kMinBlockSize": A.MIN_BLOCK,
+        "kSmallSize": A.SMALL_SIZE,
+        "kMinLargeAlloc": A.MIN_LARGE_ALLOC,
+        "kRoundLarge": A.ROUND_LARGE,
     }
 
 
@@ -218,7 +237,12 @@ def test_decoder_layer_operator_count_is_width_independent():
     def ops(hidden, heads, kv, d, ffn):
         torch.manual_seed(0)
         layer = DecoderLayer(hidden, heads, kv, d, ffn)
-        args = (torch.randn(1, hidden), torch.tensor([8]), torch.randn(8, kv, d), torch.randn(8, kv, d))
+        args = (
+            torch.randn(1, hidden),
+            torch.tensor([8]),
+            torch.randn(8, kv, d),
+            torch.randn(8, kv, d),
+        )
         log = OpLog()
         with torch.no_grad(), log:
             layer(*args)

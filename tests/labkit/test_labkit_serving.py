@@ -370,7 +370,9 @@ def test_allocator_slots_and_copy_on_write_closed_forms() -> None:
     )
 
     trace = synthetic_trace(20, seed=2)
-    assert paged_slots(trace, 16) == sum(-(-(r.prompt_len + r.output_len) // 16) * 16 for r in trace)
+    assert paged_slots(trace, 16) == sum(
+        -(-(r.prompt_len + r.output_len) // 16) * 16 for r in trace
+    )
     for case in [(10, 3, 6, 4), (8, 2, 9, 4), (3, 4, 2, 8)]:
         assert cow_closed_form(*case).items() <= parallel_sampling_demo(*case).items()
 
@@ -395,8 +397,12 @@ def test_nanovllm_runner_agrees_when_objects_are_present() -> None:
     for tp in (1, 4):
         led = kv_ledger(LLAMA_3_8B, H100_SXM.memory_bytes, block_size=16, tp_size=tp)
         got = nv.nanovllm_kv_blocks(
-            ns, LLAMA_3_8B, gpu_bytes=H100_SXM.memory_bytes,
-            weight_bytes=LLAMA_3_8B.weight_bytes() // tp, block_size=16, tp_size=tp,
+            ns,
+            LLAMA_3_8B,
+            gpu_bytes=H100_SXM.memory_bytes,
+            weight_bytes=LLAMA_3_8B.weight_bytes() // tp,
+            block_size=16,
+            tp_size=tp,
         )
         assert got["num_blocks"] == led.num_blocks and got["cache_bytes"] == led.cache_bytes
     sizes, chosen = nv.nanovllm_graph_buckets(ns, QWEN3_0_6B, 64, list(range(1, 65)))
@@ -405,16 +411,17 @@ def test_nanovllm_runner_agrees_when_objects_are_present() -> None:
 
 
 def test_nanovllm_scheduler_without_prefix_cache_equals_the_simulator() -> None:
-    from atlas.labkit.serving.harness import synthetic_trace, unit_steps
     from atlas.labkit.serving.harness import nanovllm as nv
+    from atlas.labkit.serving.harness import synthetic_trace, unit_steps
 
     try:
         ns = nv.load_scheduler()
     except nv.UpstreamUnavailable as exc:
         pytest.skip(str(exc))
     trace = synthetic_trace(30, prompt_len=(100, 1200), output_len=(20, 200), seed=4)
-    config = nv.SchedulerConfig(max_num_seqs=8, max_num_batched_tokens=2048,
-                                kvcache_block_size=256, num_kvcache_blocks=20)
+    config = nv.SchedulerConfig(
+        max_num_seqs=8, max_num_batched_tokens=2048, kvcache_block_size=256, num_kvcache_blocks=20
+    )
     victims: list[tuple[int, int]] = []
     theirs = nv.schedule_steps(ns, trace, config, prefix_cache=False, preempted=victims)
     ours = simulate(trace, "continuous", EngineLimits(8, 2048, 20, 256), unit_steps)
@@ -446,8 +453,12 @@ def test_relayout_and_transfer_plan() -> None:
     from atlas.labkit.serving.disaggregation import transfer_plan
     from atlas.labkit.serving.harness import relayout_matches_dense
 
-    assert transfer_plan(8, 4, 2) == [(0, 0, range(0, 2)), (1, 0, range(2, 4)),
-                                      (2, 1, range(4, 6)), (3, 1, range(6, 8))]
+    assert transfer_plan(8, 4, 2) == [
+        (0, 0, range(0, 2)),
+        (1, 0, range(2, 4)),
+        (2, 1, range(4, 6)),
+        (3, 1, range(6, 8)),
+    ]
     assert relayout_matches_dense([3, 9], tp_prefill=2, tp_decode=4)["match"]
     with pytest.raises(ValueError, match="do not split"):
         transfer_plan(8, 3, 2)
@@ -460,7 +471,9 @@ def test_disaggregated_latencies_at_zero_load() -> None:
     cost = roofline_cost(LLAMA_3_8B, H100_SXM)
     limits = EngineLimits(64, 4096, 10**5, 16)
     kv, link = LLAMA_3_8B.kv_bytes_per_token(), 50e9
-    ttft, tpot = disaggregated_latencies([TraceRequest(0, 0.0, 500, 10)], limits, limits, cost, kv, link)
+    ttft, tpot = disaggregated_latencies(
+        [TraceRequest(0, 0.0, 500, 10)], limits, limits, cost, kv, link
+    )
     assert ttft[0] == step_cost(LLAMA_3_8B, H100_SXM, [(0, 500)]).time_s
     steps = sum(step_cost(LLAMA_3_8B, H100_SXM, [(500 + i, 1)]).time_s for i in range(9))
     assert tpot[0] == pytest.approx((500 * kv / link + steps) / 9, rel=1e-12)
@@ -489,6 +502,12 @@ def test_crossover_and_preemption_costs() -> None:
     b = math.ceil(crossover_batch(LLAMA_3_8B, H100_SXM, 0))
     assert decode_cost(LLAMA_3_8B, H100_SXM, b, 0).bound == "compute"
     assert decode_cost(LLAMA_3_8B, H100_SXM, b - 1, 0).bound == "memory"
-    assert crossover_batch(LLAMA_3_8B, H100_SXM, math.ceil(crossover_context(LLAMA_3_8B, H100_SXM))) is None
-    assert recompute_seconds(LLAMA_3_8B, H100_SXM, 1000) == prefill_cost(LLAMA_3_8B, H100_SXM, 1000).time_s
+    assert (
+        crossover_batch(LLAMA_3_8B, H100_SXM, math.ceil(crossover_context(LLAMA_3_8B, H100_SXM)))
+        is None
+    )
+    assert (
+        recompute_seconds(LLAMA_3_8B, H100_SXM, 1000)
+        == prefill_cost(LLAMA_3_8B, H100_SXM, 1000).time_s
+    )
     assert swap_seconds(LLAMA_3_8B, 10, 1e9) == 20 * LLAMA_3_8B.kv_bytes_per_token() / 1e9

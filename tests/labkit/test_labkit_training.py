@@ -17,10 +17,19 @@ import random
 import numpy
 import pytest
 import torch
-
 from atlas.labkit import run_ranks
 from atlas.labkit.registry.models import model
-from atlas.labkit.training import ckpt, data, flops, harness, loop, memory, mixed, recompute, stability
+from atlas.labkit.training import (
+    ckpt,
+    data,
+    flops,
+    harness,
+    loop,
+    memory,
+    mixed,
+    recompute,
+    stability,
+)
 
 # ---------------------------------------------------------------------------------------------
 # loop and flops
@@ -29,7 +38,9 @@ from atlas.labkit.training import ckpt, data, flops, harness, loop, memory, mixe
 
 def _tiny() -> torch.nn.Module:
     torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1)).double()
+    return torch.nn.Sequential(
+        torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1)
+    ).double()
 
 
 def test_accumulated_microbatches_equal_one_batch():
@@ -38,11 +49,16 @@ def test_accumulated_microbatches_equal_one_batch():
     oa = torch.optim.SGD(a.parameters(), lr=0.1, momentum=0.9)
     ow = torch.optim.SGD(w.parameters(), lr=0.1, momentum=0.9)
     for _ in range(3):
-        loop.train_step(a, oa, list(zip(x.chunk(4), y.chunk(4))), torch.nn.functional.mse_loss)
+        loop.train_step(
+            a, oa, list(zip(x.chunk(4), y.chunk(4), strict=False)), torch.nn.functional.mse_loss
+        )
         ow.zero_grad()
         torch.nn.functional.mse_loss(w(x), y).backward()
         ow.step()
-    assert all(torch.allclose(p, q, rtol=0, atol=1e-12) for p, q in zip(a.parameters(), w.parameters()))
+    assert all(
+        torch.allclose(p, q, rtol=0, atol=1e-12)
+        for p, q in zip(a.parameters(), w.parameters(), strict=False)
+    )
 
 
 def test_flops_terms_and_six_n():
@@ -109,7 +125,9 @@ def test_overflow_skips_the_step():
     opt.zero_grad()
     opt.scale_loss((w * 1e4).sum()).backward()  # 1e4 * 2^15 overflows fp16
     applied, norm = opt.step()
-    assert (applied, norm) == (False, None) and torch.equal(w.detach(), torch.ones(4, dtype=torch.float16))
+    assert (applied, norm) == (False, None) and torch.equal(
+        w.detach(), torch.ones(4, dtype=torch.float16)
+    )
 
 
 def test_bytes_per_param_table():
@@ -125,11 +143,14 @@ def test_shard_ranges_cover_each_element_once_and_equal_megatron():
             (lo, hi), ranges = mixed.shard_ranges(numels, dp, r)
             for pr in ranges:
                 if pr is not None:
-                    owner[pr.world[0]:pr.world[1]] += 1
+                    owner[pr.world[0] : pr.world[1]] += 1
             theirs = harness.megatron_param_ranges(numels, dp, r)
-            for o, t in zip(ranges, theirs):
+            for o, t in zip(ranges, theirs, strict=False):
                 assert (o is None and t is None) or (o.world, o.local, o.param) == (
-                    t["gbuf_world"], t["gbuf_local"], t["param"])
+                    t["gbuf_world"],
+                    t["gbuf_local"],
+                    t["param"],
+                )
         assert (owner == 1).all()
 
 
@@ -148,7 +169,11 @@ def _run(mode, chunk=1, offload=False):
     torch.manual_seed(1)
     x = torch.randn(16, 2, 32, dtype=torch.bfloat16, requires_grad=True)
     torch.manual_seed(2)
-    ctx = recompute.OffloadSavedTensors(params=tuple(stack.parameters())) if offload else harness.SavedBytes(stack.parameters())
+    ctx = (
+        recompute.OffloadSavedTensors(params=tuple(stack.parameters()))
+        if offload
+        else harness.SavedBytes(stack.parameters())
+    )
     with ctx:
         y = recompute.stack_forward(stack, x, mode, chunk=chunk)
     y.float().pow(2).sum().backward()
@@ -178,7 +203,11 @@ def test_recompute_without_rng_restore_differs(monkeypatch):
 
 def test_offload_moves_the_saved_bytes_and_keeps_gradients():
     plain, off = _run(None), _run(None, offload=True)
-    assert off[3].moved == off[3].returned == recompute.activation_bytes(16, 2, 32, 4, 4, None)["total"]
+    assert (
+        off[3].moved
+        == off[3].returned
+        == recompute.activation_bytes(16, 2, 32, 4, 4, None)["total"]
+    )
     assert all(map(torch.equal, plain[2], off[2]))
 
 
@@ -253,8 +282,12 @@ def test_samples_are_the_stream_and_equal_megatron(corpus, n):
     s = data.GPTSamples(r, 16, n, seed=5)
     stream = numpy.concatenate([r.get(int(i)) for i in s.doc_index])
     for i, j in enumerate(s.shuffle_idx.tolist()):
-        assert numpy.array_equal(s[i], stream[16 * j:16 * j + 17])
-    for a, b in zip((s.doc_index, s.sample_idx, s.shuffle_idx), harness.megatron_gpt_indices(r, 16, n, 5)):
+        assert numpy.array_equal(s[i], stream[16 * j : 16 * j + 17])
+    for a, b in zip(
+        (s.doc_index, s.sample_idx, s.shuffle_idx),
+        harness.megatron_gpt_indices(r, 16, n, 5),
+        strict=False,
+    ):
         assert numpy.array_equal(a, b)
 
 
@@ -294,14 +327,18 @@ def test_sampler_resume_and_megatron():
 def test_memory_model_equals_allocated_bytes():
     held = harness.small_config_bytes(32, 2, 32, 4, 2, "selective")
     assert held["state"] == memory.state_bytes(held["params"], memory.Layout())
-    assert held["activations"] == 2 * memory.layer_activation_bytes(32, 2, 32, 4, 128, recompute="selective", norm_stats=True)
+    assert held["activations"] == 2 * memory.layer_activation_bytes(
+        32, 2, 32, 4, 128, recompute="selective", norm_stats=True
+    )
 
 
 def test_memory_model_equals_megatron():
     m = model("llama-3.1-70b")
     for lay in (memory.Layout(tp=8, pp=1, dp=8), memory.Layout(tp=4, pp=4, dp=4)):
         w, act = harness.megatron_memory(m, lay, 4096, 1, 8)
-        assert memory.state_bytes(memory.params_on_first_stage(m, lay), lay) == pytest.approx(w, rel=1e-5)
+        assert memory.state_bytes(memory.params_on_first_stage(m, lay), lay) == pytest.approx(
+            w, rel=1e-5
+        )
         assert memory.activation_bytes(m, lay, 4096, 1, 8) == pytest.approx(act, rel=1e-12)
 
 
@@ -327,15 +364,23 @@ def test_spike_detector_equals_megatron():
     assert [i for i, f in enumerate(flags) if f] == [60, 63]
 
 
-@pytest.mark.parametrize("kind,expected", [("transient", stability.TRANSIENT),
-                                           ("persistent", stability.PERSISTENT),
-                                           ("bad", stability.CORRECT), ("ok", None)])
+@pytest.mark.parametrize(
+    "kind,expected",
+    [
+        ("transient", stability.TRANSIENT),
+        ("persistent", stability.PERSISTENT),
+        ("bad", stability.CORRECT),
+        ("ok", None),
+    ],
+)
 def test_attribution(kind, expected):
     runs = []
 
     def step(gpu):
         runs.append(gpu)
-        broken = {"transient": len(runs) == 1, "persistent": gpu == 0, "bad": True, "ok": False}[kind]
+        broken = {"transient": len(runs) == 1, "persistent": gpu == 0, "bad": True, "ok": False}[
+            kind
+        ]
         return float("nan") if broken else 1.0
 
     assert stability.attribute(step, math.isnan, 0, 1)["diagnosis"] == expected

@@ -125,8 +125,11 @@ def test_a_lab_that_raises_skiptest_is_skipped_visibly_not_failed(book) -> None:
     assert "Skipped: the fixture's prerequisite is absent." in text(app, "skip")
     skips = [line for line in warnings.splitlines() if "skip.md" in line]
     assert len(skips) == 1  # the SkipTest lab; the :needs: cuda lab is not reported
-    assert re.search(r"skip\.md:\d+: WARNING: lab \"Needs something this machine lacks\" skipped: "
-                     r"the fixture's prerequisite is absent\..*\[lab\.skipped\]", skips[0])
+    assert re.search(
+        r"skip\.md:\d+: WARNING: lab \"Needs something this machine lacks\" skipped: "
+        r"the fixture's prerequisite is absent\..*\[lab\.skipped\]",
+        skips[0],
+    )
     assert "ERROR" not in skips[0]  # the example after the skip never ran
 
 

@@ -3,12 +3,12 @@ link, not from its rendered caption or URL: rewording the caption cannot empty t
 
 from __future__ import annotations
 
+from atlas.code.select import Segment
+from atlas.code.spec import parse_spec
 from atlas.latex.index import citation_entry
 from atlas.upstream.directive import citation_attributes
 from atlas.upstream.registry import Upstream
 from atlas.upstream.resolve import OK, Resolution
-from atlas.code.select import Segment
-from atlas.code.spec import parse_spec
 from docutils import nodes
 
 SHA = "2f49c09d80faf5abb70634d3cccac23ea16a541a"

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from atlas.code.select import apply_options, decode, select, selected_text
 from atlas.upstream import drift
 from atlas.upstream.citations import scan_book
 from atlas.upstream.lock import LockEntry, load_lock, lock_key, save_lock, text_hash
-from atlas.code.select import apply_options, decode, select, selected_text
 from gitfixtures import Commit, FixtureUpstream, Symlink, git, make_book, make_repo
 
 A_V1 = """import os

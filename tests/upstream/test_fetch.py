@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from atlas.upstream import fetch, partialclone
 from atlas.git.store import GitStore
+from atlas.upstream import fetch, partialclone
 from gitfixtures import Commit, FixtureUpstream, git, git_env, make_book, make_repo
 
 BIG = "".join(f"uncited_{n} = {n}\n" for n in range(2000))

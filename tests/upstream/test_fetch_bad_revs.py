@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from atlas.upstream import fetch
 from atlas.git.store import GitStore
+from atlas.upstream import fetch
 from atlas.upstream.resolve import ERROR, OK, Resolver
 from gitfixtures import Commit, FixtureUpstream, make_book, make_repo
 

@@ -4,7 +4,6 @@ way of counting a file's lines for the citations and for the links to them."""
 from __future__ import annotations
 
 import pytest
-from atlas.upstream.packages.registry import PackageUpstream
 from atlas.code.permalink import (
     Permalink,
     build,
@@ -14,8 +13,9 @@ from atlas.code.permalink import (
     parse,
     web_url,
 )
-from atlas.upstream.registry import Upstream
 from atlas.code.select import line_count, split_lines
+from atlas.upstream.packages.registry import PackageUpstream
+from atlas.upstream.registry import Upstream
 
 SHA = "2f49c09d80faf5abb70634d3cccac23ea16a541a"
 

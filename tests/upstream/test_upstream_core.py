@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from atlas.code.spec import CitationSpec, SpecError, line_ranges, parse_spec
 from atlas.git.store import GitStore, MissingObject, UnsafePath, store_for
 from atlas.upstream.citations import scan_book, scan_markdown
 from atlas.upstream.lock import LockEntry, load_lock, lock_key, save_lock, text_hash
 from atlas.upstream.packages.registry import PackageUpstream
 from atlas.upstream.registry import Upstream, load_registry, object_store
 from atlas.upstream.resolve import OK, Resolution, ResolutionStatus
-from atlas.code.spec import CitationSpec, SpecError, line_ranges, parse_spec
 from gitfixtures import Commit, FixtureUpstream, Symlink, git, make_book, make_repo, stores_dir
 
 PY_V1 = "def alpha():\n    return 1\n"

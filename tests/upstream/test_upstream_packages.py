@@ -13,12 +13,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from atlas.code.select import line_count
 from atlas.upstream.lock import load_lock
 from atlas.upstream.packages.files import FileSet, WheelFiles, record_digest
 from atlas.upstream.packages.installed import Installed
 from atlas.upstream.packages.links import verify_link
 from atlas.upstream.packages.registry import PackageRegistryError, PackageUpstream, load_packages
-from atlas.code.select import line_count
 from gitfixtures import FixtureUpstream, make_book
 from upstream_demo import upstream_book
 

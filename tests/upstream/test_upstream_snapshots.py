@@ -3,8 +3,8 @@
 Like sphinx-design's snippet tests: every selector kind and option that CONTRIBUTING.md
 ("Quoting upstream code") documents is a small page of one fixture book, built once for the
 whole module against fixture repositories (tests/upstream_demo.py: ``demo`` and ``polyglot``);
-its doctree and its HTML are compared with the files in tests/upstream/test_upstream_snapshots/. Each
-file starts with the page's source, so a reader sees the citation next to what it renders.
+its doctree and its HTML are compared with the files in tests/upstream/test_upstream_snapshots/.
+Each file starts with the page's source, so a reader sees the citation next to what it renders.
 
 A changed rendering fails here; when the change is meant (or Sphinx, docutils or Pygments
 were upgraded), rewrite the files with ``pytest tests/upstream/test_upstream_snapshots.py

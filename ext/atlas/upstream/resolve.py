@@ -17,21 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from atlas.bookroot import BookPaths, command
-from atlas.git.repo import recent_refs
-from atlas.git.revs import NOTHING_KNOWN, KnownRevs, expand_rev, is_sha_prefix
-from atlas.git.store import GitStore, GitStoreError, MissingObject, UnsafePath, store_for
-from atlas.upstream.cache import CachedSnippet, SnippetCache, cache_key
-from atlas.upstream.lock import (
-    LockEntry,
-    known_revs,
-    load_lock,
-    load_revs,
-    lock_key,
-    rev_key,
-    text_hash,
-)
-from atlas.upstream.packages.registry import PackageUpstream
-from atlas.upstream.registry import Upstream, load_registry, object_store
 from atlas.code.select import (
     DEFAULT_MAX_LINES,
     ContainsError,
@@ -47,6 +32,21 @@ from atlas.code.select import (
     selected_text,
 )
 from atlas.code.spec import CitationSpec, SpecError, line_ranges, parse_spec
+from atlas.git.repo import recent_refs
+from atlas.git.revs import NOTHING_KNOWN, KnownRevs, expand_rev, is_sha_prefix
+from atlas.git.store import GitStore, GitStoreError, MissingObject, UnsafePath, store_for
+from atlas.upstream.cache import CachedSnippet, SnippetCache, cache_key
+from atlas.upstream.lock import (
+    LockEntry,
+    known_revs,
+    load_lock,
+    load_revs,
+    lock_key,
+    rev_key,
+    text_hash,
+)
+from atlas.upstream.packages.registry import PackageUpstream
+from atlas.upstream.registry import Upstream, load_registry, object_store
 
 
 class ResolutionStatus(StrEnum):

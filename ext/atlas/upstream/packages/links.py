@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
+from atlas.code.permalink import parse as parse_permalink
+from atlas.code.select import line_count
 from atlas.upstream.packages.files import SETUP_HINT, PackageError
 from atlas.upstream.packages.installed import PATH_ENV, Installed
 from atlas.upstream.packages.registry import (
@@ -24,8 +26,6 @@ from atlas.upstream.packages.registry import (
     PackageUpstream,
     load_packages,
 )
-from atlas.code.permalink import parse as parse_permalink
-from atlas.code.select import line_count
 
 
 @dataclass
