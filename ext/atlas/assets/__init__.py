@@ -9,7 +9,8 @@ sphinxcontrib-mermaid loads mermaid as an ES module (from a CDN, or locally with
 disk would show diagrams as text. We replace its page hook with the classic build
 (``mermaid.min.js``, which sets ``window.mermaid``) and a small renderer of our own.
 
-Modules: this one (the copy and the page hook) and ``config`` (``AssetsConfig``, the settings).
+Modules: this one (the copy and the page hook), ``config`` and ``check`` (the npm files are there,
+at their locked versions: a project-file check handed to atlas.project).
 """
 
 from __future__ import annotations

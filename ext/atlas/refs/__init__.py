@@ -3,6 +3,7 @@
 Modules, one job each:
 
 - ``bib``: the bibliography file, read once, and the rules every entry must follow;
+  ``bibfile``: pybtex can read each ``.bib`` file (a project-file check, before the build);
 - ``checks``: the build's errors (a missing cited key, an entry without url, a malformed arXiv
   identifier, a raw link to a paper the bibliography holds), from ``bib``'s rules;
 - ``arxiv``: what an arXiv identifier or paper URL is, Sphinx-free, shared by the checks;

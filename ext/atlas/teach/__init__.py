@@ -3,8 +3,7 @@ that the build checks; every page's labs can be run at home.
 
 Modules, one job each:
 
-- ``config``: the settings (the labkit folder, the browsable repository) and ``labkit_root``,
-  the one answer to "which labkit folder" (labs use it too);
+- ``config``: the settings (the labkit folder, the browsable repository);
 - ``labcode``: the ``labcode`` directive and role (our labkit code, numbered as in its file,
   rendered by :mod:`atlas.code.codeblocks` as upstream citations are);
 - ``problems``: the ``problem`` and ``solution`` directives and the book's problem index;
