@@ -64,11 +64,12 @@ linkcheck: setup  ## check every external link (needs network); report in _build
 	@status=0; $(call SPHINX_CMD,linkcheck) -q || status=$$?; \
 	$(PY) -m atlas.refs.report $(BUILDDIR)/linkcheck || status=$$?; exit $$status
 
-# The suite runs in parallel (pytest-xdist; TEST_WORKERS=0 runs it in one process). The real
+# The suite runs in parallel (pytest-xdist; TEST_WORKERS=0 runs it in one process), a file's
+# tests on one worker, so that a module's fixture book or repositories are built once. The real
 # book's build is marked slow: `make test-slow` runs it, and CI runs both.
 TEST_WORKERS ?= auto
 test: setup  ## run the test suite in parallel, the real book's build excepted (make test-slow)
-	$(PY) -m pytest -n $(TEST_WORKERS) -m "not slow"
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not slow"
 
 test-slow: setup  ## the tests marked slow: the real book's build
 	$(PY) -m pytest -m slow
