@@ -1,8 +1,8 @@
 """Wall time of ``make test`` on two cores, against the same target at a baseline commit.
 
 Each commit is cloned into a temporary folder (so that files being edited meanwhile do not count)
-with this checkout's .venv and node_modules, and its own ``ext`` first on ``PYTHONPATH`` (the
-editable install points at this checkout's). Each target runs under ``taskset`` on the cores
+with this checkout's .venv, node_modules and upstream objects, and its own ``ext`` first on
+``PYTHONPATH`` (the editable install points at this checkout's). Each target runs under ``taskset`` on the cores
 given (two by default: the machine CI runs on), with a JUnit report from which the counts and
 the slowest tests are read. ``make test`` at the baseline commit ``fe40244`` (before the suite
 was split) is plain, serial ``pytest``, the real book's build included.
@@ -66,6 +66,18 @@ def junit_summary(report: Path, slowest: int) -> dict[str, object]:
     }
 
 
+def upstream_stores() -> Path | None:
+    """This checkout's object stores (``make upstreams``), in git's common folder: a clone has
+    none of its own, and the tests that read upstream code would skip."""
+    common = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--path-format=absolute", "--git-common-dir"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    stores = Path(common) / "atlas-upstreams" if common else None
+    return stores if stores and stores.is_dir() else None
+
+
 def timed(book: Path, cmd: list[str], cores: str, report: Path) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds (user and system, of every process it started) and status.
     On a machine shared with other work the wall time grows with the load; the CPU time much
@@ -75,6 +87,9 @@ def timed(book: Path, cmd: list[str], cores: str, report: Path) -> tuple[float, 
         "PYTHONPATH": str(book / "ext"),
         "PYTEST_ADDOPTS": f"--junitxml={report}",
     }
+    stores = upstream_stores()
+    if stores:
+        env["ATLAS_UPSTREAMS_ROOT"] = str(stores)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(["taskset", "-c", cores, *cmd], cwd=book, env=env, capture_output=True)
