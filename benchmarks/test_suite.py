@@ -1,11 +1,12 @@
 """Wall time of ``make test`` on two cores, against the same target at a baseline commit.
 
-Each commit is cloned into a temporary folder (so that files being edited meanwhile do not count)
-with this checkout's .venv, node_modules and upstream objects, and its own ``ext`` first on
-``PYTHONPATH`` (the editable install points at this checkout's). Each target runs under ``taskset`` on the cores
-given (two by default: the machine CI runs on), with a JUnit report from which the counts and
-the slowest tests are read. ``make test`` at the baseline commit ``fe40244`` (before the suite
-was split) is plain, serial ``pytest``, the real book's build included.
+Each commit is cloned into a temporary folder (so that files being edited meanwhile do not
+count) with this checkout's .venv, node_modules and upstream objects, and its own ``ext`` first
+on ``PYTHONPATH`` (the editable install points at this checkout's). Each target runs under
+``taskset`` on the cores given (two by default: the machine CI runs on), with a JUnit report
+from which the counts and the slowest tests are read. ``make test`` at the baseline commit
+``fe40244`` (before the suite was split) is plain, serial ``pytest``, the real book's build
+included.
 
 Targets: ``make test`` <= 180 s; with ``--ci``, ``.ci/run`` <= 900 s.
 
