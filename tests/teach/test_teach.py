@@ -353,7 +353,7 @@ def test_the_runnable_file_reads_the_configured_labkit(tmp_path: Path) -> None:
     (tmp_path / "fixture_only").mkdir()
     (tmp_path / "__init__.py").write_text("")
     (tmp_path / "fixture_only" / "__init__.py").write_text("")
-    (tmp_path / "fixture_only" / "pinned.py").write_text("from atlas.code import spec\n")
+    (tmp_path / "fixture_only" / "pinned.py").write_text("from atlas.upstream import spec\n")
     labs = [_spec(">>> from atlas.labkit.fixture_only.pinned import spec\n")]
     note = "Some labs run upstream code read from its git objects"
     assert note in render("p", "T", "p.md", labs, tmp_path)  # it reaches atlas.upstream
