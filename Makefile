@@ -19,7 +19,7 @@ STRICT        = -W --keep-going $(if $(STRICT_ALLOW),-D atlas_strict_allow=$(STR
 SPHINX_CMD   = $(SPHINXBUILD) -M $(1) $(SOURCEDIR) $(BUILDDIR) -c . $(SPHINXOPTS)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup html check labs pdf linkcheck upstreams lock test serve clean
+.PHONY: help setup html check labs pdf linkcheck upstreams lock test test-slow lint serve clean
 
 help:  ## list the targets
 	@echo "LLM Infra Atlas"
@@ -64,8 +64,19 @@ linkcheck: setup  ## check every external link (needs network); report in _build
 	@status=0; $(call SPHINX_CMD,linkcheck) -q || status=$$?; \
 	$(PY) -m atlas.refs.report $(BUILDDIR)/linkcheck || status=$$?; exit $$status
 
-test: setup  ## run the whole test suite
-	$(PY) -m pytest
+# The suite runs in parallel (pytest-xdist; TEST_WORKERS=0 runs it in one process), a file's
+# tests on one worker, so that a module's fixture book or repositories are built once. The real
+# book's build is marked slow: `make test-slow` runs it, and CI runs both.
+TEST_WORKERS ?= auto
+test: setup  ## run the test suite in parallel, the real book's build excepted (make test-slow)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not slow"
+
+test-slow: setup  ## the tests marked slow: the real book's build
+	$(PY) -m pytest -m slow
+
+lint: setup  ## ruff's checks and formatting, on the whole tree
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 serve: setup  ## live rebuild on http://127.0.0.1:8000
 	$(VENV)/bin/sphinx-autobuild $(SOURCEDIR) $(BUILDDIR)/html -c . --host 127.0.0.1 --port 8000 --watch ext

@@ -1,4 +1,4 @@
-"""Shared fixtures: fixture books under tests/roots built with the book's own conf.py."""
+"""Shared fixtures: fixture books under tests/roots, built with the fixtures' settings."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 ROOTS = Path(__file__).resolve().parent / "roots"
 
-# Fixture books' conf.py load the real conf.py through this variable, so that a fixture book is
-# built with exactly the settings of the real one (see tests/roots/*/conf.py).
-os.environ.setdefault("ATLAS_BOOK_CONF", str(REPO / "conf.py"))
+# Fixture books' conf.py load their settings through this variable (tests/roots/*/conf.py): the
+# minimal tests/roots/book_conf.py, not the real conf.py and its bibliography (see its docstring).
+# The real conf.py keeps its own variable, for the smoke root test-real-conf.
+os.environ.setdefault("ATLAS_BOOK_CONF", str(ROOTS / "book_conf.py"))
+os.environ.setdefault("ATLAS_REAL_BOOK_CONF", str(REPO / "conf.py"))
 # Triton picks interpreter or compiler when its own library functions are decorated, at import:
 # whichever test imports triton first (torch can, through inductor) must find the CPU interpreter
 # already chosen, or the kernels chapter's kernels call uninterpreted tl.max and fail.

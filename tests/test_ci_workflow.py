@@ -3,6 +3,7 @@ and the PDF, and publishes both on main."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -22,8 +23,8 @@ def test_runs_on_every_push_and_pull_request() -> None:
 
 def test_the_steps_are_those_of_ci_run() -> None:
     script = (REPO / ".ci" / "run").read_text(encoding="utf-8")
-    for step in ("apt-get install", "make setup", "make upstreams", "make test", "make check",
-                 "make pdf"):  # fmt: skip
+    for step in ("apt-get install", "make setup", "make upstreams", "make lint", "make test\n",
+                 "make test-slow", "make check", "make pdf"):  # fmt: skip
         assert step in script, step
     runs = [s.get("run", "") for s in workflow()["jobs"]["build"]["steps"]]
     assert ".ci/run" in runs
@@ -55,3 +56,26 @@ def test_html_and_pdf_are_artifacts_and_published_on_main() -> None:
     assert publish["needs"] == "build" and "refs/heads/main" in publish["if"]
     assert publish["permissions"] == {"pages": "write", "id-token": "write"}
     assert publish["steps"][0]["uses"].startswith("actions/deploy-pages")
+
+
+def test_make_test_is_parallel_and_ci_runs_the_slow_tests_it_leaves_out() -> None:
+    """`make test` leaves out the tests marked slow, and `make test-slow` (a CI step) selects
+    them: were no test marked slow, pytest would exit 5 ("no tests ran") and fail CI at that
+    step, so the mark must stay on the real book's build."""
+    make = (REPO / "Makefile").read_text(encoding="utf-8")
+    test = re.search(r"^test: .*\n\t(.+)$", make, re.M).group(1)
+    slow = re.search(r"^test-slow: .*\n\t(.+)$", make, re.M).group(1)
+    assert "-n $(TEST_WORKERS)" in test and '-m "not slow"' in test
+    assert slow.endswith("-m slow")
+    marked = [
+        p.relative_to(REPO).as_posix()
+        for p in (REPO / "tests").rglob("test_*.py")
+        if re.search(r"^@pytest\.mark\.slow$", p.read_text(encoding="utf-8"), re.M)
+    ]
+    assert "tests/test_book.py" in marked
+
+
+def test_lint_checks_and_formatting_of_the_whole_tree() -> None:
+    make = (REPO / "Makefile").read_text(encoding="utf-8")
+    lint = re.search(r"^lint: .*\n((?:\t.+\n)+)", make, re.M).group(1)
+    assert "ruff check .\n" in lint and "ruff format --check .\n" in lint

@@ -18,8 +18,9 @@ from atlas.assets.config import AssetsConfig
 from atlas.labs.config import LabsConfig
 from atlas.latex.config import LatexConfig
 from atlas.project import config as checks
-from atlas.project.config import FEATURES, RULES, ProjectConfig
+from atlas.project.config import ProjectConfig
 from atlas.project.errors import ProjectFileError
+from atlas.project.registry import add_settings, registry
 from atlas.refs.config import RefsConfig
 from atlas.settings import (
     CACHE,
@@ -40,6 +41,19 @@ from atlas.teach.config import TeachConfig
 from atlas.upstream.config import UpstreamConfig
 from gitfixtures import FixtureUpstream, make_book, make_repo
 from sphinx.config import Config
+
+# Every feature's settings, as the features hand them to atlas.project at setup (a real app's
+# registry is compared with this list below).
+FEATURES = (
+    ProjectConfig,
+    AssetsConfig,
+    UpstreamConfig,
+    LabsConfig,
+    RefsConfig,
+    LatexConfig,
+    TeachConfig,
+)
+RULES = {name: rule for cls in FEATURES for name, rule in cls.rules().items()}
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -218,7 +232,7 @@ def checked(tmp_path: Path, conf: dict[str, Any], overrides: dict[str, str]) -> 
     config = Config(dict(conf), dict(overrides))
     app = SimpleNamespace(config=config, confdir=tmp_path, add_config_value=config.add)
     for cls in FEATURES:
-        cls.register(app)
+        add_settings(app, cls)
     checks.check_overrides(app)  # type: ignore[arg-type]
     checks.check_settings(app, config)  # type: ignore[arg-type]
     return config
@@ -341,7 +355,8 @@ def test_a_book_registers_the_dataclasses_and_reads_them_typed(
         confoverrides={"atlas_labs_timeout": "30", "atlas_upstream_lock": "frozen"},
     )
     registered = {name for name in app.config._options if name.startswith("atlas_")}
-    assert registered == set(RULES)
+    assert registered == set(RULES) == set(registry(app).rules())
+    assert registry(app).settings == list(FEATURES)  # handed over by each feature, in order
     assert LabsConfig.of(app).timeout == 30.0 and UpstreamConfig.of(app).lock == "frozen"
     assert LabsConfig.of(app.env) is LabsConfig.of(app)  # the object built at config-inited
     # conf.py's own values, converted

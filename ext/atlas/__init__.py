@@ -1,29 +1,13 @@
 """The LLM Infra Atlas Sphinx extensions.
 
-One feature per subpackage, each with its own ``setup(app)`` (in the manner of sphinx-design):
-
-- ``atlas.project``: a stable configuration, the warning ledger, what strict builds allow, the
-  settings check, and the one way features keep build state (``project.envstate``).
-- ``atlas.assets``: MathJax and mermaid served from the build, never a CDN.
-- ``atlas.upstream``: the ``upstream`` directive and role, the registry of upstreams (git and
-  package), the snippet cache, the lock, ``fetch`` and the drift tools.
-- ``atlas.labs``: the ``lab`` directive, its forked runner, the result cache, the labs page.
-- ``atlas.refs``: bibliography checks and link checking.
-- ``atlas.latex``: the offline PDF.
-- ``atlas.teach``: ``labcode`` (our lab code on the page), ``problem``/``solution``, the
-  teaching check and the runnable lab files.
-
-Shared by the features, with no ``setup`` of their own:
-
-- ``atlas.git``: everything asked of git, on GitPython (git starts only through ``git.process``);
-- ``atlas.bookroot``: where the book is (``BookPaths``, from the Sphinx app or a command line)
-  and how to name a command that works from where the reader is;
-- ``atlas.settings``: the typed settings machinery; each feature's ``atlas_*`` settings are one
-  frozen dataclass in its ``config`` module (``atlas.labs.config.LabsConfig``, ...), checked by
-  ``atlas.project.config``, read as ``LabsConfig.of(app)``;
-- ``atlas.processes``: what the lab runner and labkit's ranks share (dying with the parent,
-  seeding, exit-status text), importing neither Sphinx nor torch;
-- ``atlas.labkit``: the code labs import (never imported by Sphinx itself).
+One feature per subpackage, each with its own ``setup(app)`` (in the manner of sphinx-design),
+set up in the order of :data:`FEATURES`; each package's docstring maps its modules. The
+features build on packages that know no feature: ``project`` (settings, project files,
+build state, strictness), ``code`` (quoting code, without Sphinx), ``git`` (everything asked of git,
+on GitPython; the only code that starts git), ``bookroot`` (where the book is, from the app or a command line), ``settings``
+(typed settings), ``processes`` (what the lab runner and labkit's ranks share). ``labkit`` is
+the code labs import, never imported by Sphinx itself. No two packages import each other, even
+through others (tests/test_package_imports.py).
 """
 
 from __future__ import annotations
@@ -47,6 +31,9 @@ FEATURES = (
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    from atlas.project.config import check_overrides
+
     for feature in FEATURES:
         app.setup_extension(feature)
+    check_overrides(app)  # every feature has handed over its settings; none has read them yet
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from atlas.settings import optional_path
+
 SOURCE = "source"
 CONF = "conf.py"
 SNIPPETS_CACHE = "snippets_cache"
@@ -178,19 +180,25 @@ class BookPaths:
     def from_app(cls, app: Any) -> BookPaths:
         """The paths of a Sphinx build: ``atlas_book_root`` (default: conf.py's folder),
         ``atlas_snippets_cache`` and ``atlas_upstreams_root`` when the extension that declares
-        them is loaded."""
-        from atlas.upstream.config import UpstreamConfig  # typed, validated at config-inited
+        them is loaded.
 
-        settings = UpstreamConfig.of(app)
+        They are atlas.upstream's settings (``UpstreamConfig``), read here by name and converted
+        by the same rule (``optional_path``): this module sits below every feature, upstream
+        included, so it imports none. atlas.project checked the values at config-inited."""
+        config = app.config
+
+        def path(name: str) -> Path | None:
+            return optional_path(config[name] if name in config else None)
+
         conf_dir = Path(app.confdir or app.srcdir).resolve()
-        root = Path(settings.book_root or conf_dir).resolve()
+        root = Path(path("atlas_book_root") or conf_dir).resolve()
         return cls(
             root=root,
             source=Path(app.srcdir).resolve(),
             conf_dir=conf_dir,
-            snippets_cache=settings.snippets_cache or root / SNIPPETS_CACHE,
+            snippets_cache=path("atlas_snippets_cache") or root / SNIPPETS_CACHE,
             lock_file=root / LOCK_FILE,
-            stores_root=extra_stores_root(settings.upstreams_root),
+            stores_root=extra_stores_root(path("atlas_upstreams_root")),
         )
 
     @classmethod

@@ -13,8 +13,9 @@ Every build also parses every diagram with the pinned mermaid, in node (``diagra
 Sphinx side; ``mermaid_parser``, node and the cache by hash; ``mermaid_parse.mjs``, the script):
 a syntax error is an error at its page and line, not a "Syntax error" box in the reader's browser.
 
-Modules: this one (the copy and the page hook), ``config`` (``AssetsConfig``, the settings),
-``diagrams`` and ``mermaid_parser``.
+Modules: this one (the copy and the page hook), ``config``, ``check`` (the npm files are there,
+at their locked versions: a project-file check handed to atlas.project), ``diagrams`` and
+``mermaid_parser``.
 """
 
 from __future__ import annotations
@@ -99,12 +100,15 @@ def _build_finished(app: Sphinx, exception: BaseException | None) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.assets import diagrams
+    from atlas.assets.check import check_offline_assets
+    from atlas.project.registry import add_check, add_settings
 
     app.setup_extension("sphinxcontrib.mermaid")
     app.add_directive("mermaid", diagrams.LocatedMermaid, override=True)
     app.add_env_collector(diagrams.DiagramsCollector)
     app.connect("build-finished", diagrams.check_diagrams, priority=850)  # after the ledger
-    AssetsConfig.register(app)
+    add_settings(app, AssetsConfig)
+    add_check(app, check_offline_assets, order=10, when="builder-inited")
     app.connect("config-inited", _config_inited)
     app.connect("builder-inited", _builder_inited)
     app.connect("html-page-context", _page_context)

@@ -16,8 +16,9 @@ Where each job lives:
 - ``runner`` (Sphinx side), ``zygote`` and ``worker`` (lab processes), talking through
   ``protocol`` (the kinds of message and their framing, once); what they share with
   ``atlas.labkit`` lives in :mod:`atlas.processes`;
-- ``imports``: what a lab takes from ``atlas.labkit`` (read with ``ast``) and ``LABKIT``, its
-  folder; the cache key and the teaching check share it;
+- ``imports``: what a lab takes from ``atlas.labkit`` (read with ``ast``), and
+  ``labkit_root``, the one answer to "which labkit folder" (the cache key, labcode and the
+  teaching check share it);
 - ``state``: what the build remembers (labs, results, "Labs" pages) and its collector;
 - ``render``: a lab on its page; ``table``: the "Labs" page; ``junit``: the JUnit report;
   ``log``: progress lines and one error per lab that is not fine.
@@ -65,7 +66,9 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    LabsConfig.register(app)
+    from atlas.project.registry import add_settings
+
+    add_settings(app, LabsConfig)
     app.add_node(lab_node)
     app.add_node(labs_report_node)
     app.add_directive("lab", LabDirective)

@@ -19,11 +19,11 @@ from sphinx.util import logging
 from atlas.bookroot import BookPaths
 from atlas.labs.cache import ResultCache, imports_digest, page_key, upstreams_digest
 from atlas.labs.config import LabsConfig
+from atlas.labs.imports import labkit_root
 from atlas.labs.junit import write_junit
 from atlas.labs.log import progress_line, report_problems, slowest
 from atlas.labs.model import LabResult, LabSpec, LabStatus, PageResult
 from atlas.labs.runner import Job, LabRunner, ZygoteError
-from atlas.teach.config import labkit_root
 
 logger = logging.getLogger(__name__)
 

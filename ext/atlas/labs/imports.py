@@ -17,11 +17,31 @@ import ast
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
+
+from atlas.settings import optional_path
 
 PACKAGE = "atlas.labkit"
 # The labkit folder of this checkout, the one place that names it. A fixture book may quote and
-# import another (``atlas_labkit_root``): :func:`atlas.teach.config.labkit_root` chooses.
+# import another (``atlas_labkit_root``): :func:`labkit_root` chooses.
 LABKIT = Path(__file__).resolve().parents[1] / "labkit"
+LABKIT_ROOT_SETTING = "atlas_labkit_root"
+
+
+def labkit_root(source: Any) -> Path:
+    """The labkit folder of this build: ``atlas_labkit_root`` when set, else ``ext/atlas/labkit``;
+    the one answer for labcode, the teaching check, the runnable files and the labs' cache key.
+
+    ``source`` is the app, its environment, its Config, or anything with a ``config``. The
+    setting is atlas.teach's (``TeachConfig``, which checks it at config-inited); it is read
+    here by name and converted by the same rule, so that atlas.labs imports no teach (teach
+    builds on labs), and a book without atlas.teach gets the default.
+    """
+    config = getattr(source, "config", source)
+    configured = optional_path(
+        config[LABKIT_ROOT_SETTING] if LABKIT_ROOT_SETTING in config else None
+    )
+    return configured.resolve() if configured else LABKIT
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,8 @@ def _config_inited(app: Sphinx, config: Config) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    from atlas.project.registry import add_settings
+
     app.setup_extension("sphinxcontrib.mermaid")
     from sphinxcontrib.mermaid import mermaid
 
@@ -86,7 +88,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.latex.urls import HideVisibleUrls, RestoreVisibleUrls
 
     app.add_node(mermaid, override=True, latex=(visit_mermaid_latex, None))
-    LatexConfig.register(app)
+    add_settings(app, LatexConfig)
     app.add_post_transform(BookStructure)
     app.add_post_transform(CitedCodeIndex)
     app.add_post_transform(SvgToPdf)

@@ -1,33 +1,34 @@
-"""atlas.project: the book as a project that says the truth about itself.
+"""atlas.project: the book as a project that says the truth about itself. It imports no
+feature: each hands over its settings and its checks of project files at setup (``registry``).
 
-- :mod:`atlas.project.stable`: the configuration pickled with the environment is the one the
-  next build compares with, so a no-op ``make html`` reads and writes nothing.
-- :mod:`atlas.project.ledger`: a page's warnings are reported by every build, so a strict build
-  needs no re-read to be strict and ``make html`` and ``make check`` share one environment.
-- :mod:`atlas.project.strict`: ``atlas_strict_allow``, what a strict build tolerates, without
-  changing what Sphinx reads (``suppress_warnings`` does).
-- :mod:`atlas.project.config`: every ``atlas_*`` setting checked in one place, by the rules of
-  each feature's settings dataclass (:mod:`atlas.settings`);
-  :mod:`atlas.project.files`: the lock, ``.gitmodules`` and gitlinks, the ``.bib`` files, the
-  assets; :mod:`atlas.project.errors`: one clean error each (file, line, what, fix; exit 2).
-- :mod:`atlas.project.vanished`: what a removed or renamed page leaves behind: every link to it
-  is an error in every build, and its HTML and ``_labs`` file are deleted.
-- :mod:`atlas.project.envstate`: build state kept one way for every feature (a typed
-  ``PageState`` on the environment, kept by a ``StateCollector`` across ``-j`` and incremental
-  builds).
+- ``stable``: the configuration pickled with the environment is the one the next build
+  compares with, so a no-op ``make html`` reads and writes nothing;
+- ``ledger``: every build repeats the warnings of pages it does not read, so ``make html`` and
+  ``make check`` share one environment;
+- ``strict``: ``atlas_strict_allow``, without changing what Sphinx reads (``suppress_warnings``
+  does);
+- ``config``: every ``atlas_*`` setting checked once, by its dataclass's rules; ``files``: the
+  project files' checks run (``.gitmodules`` and static folders its own); ``errors``: one clean
+  error each (file, line, what, fix; exit 2);
+- ``vanished``: what a removed or renamed page leaves behind: every link to it is an error
+  in every build, and its HTML and ``_labs`` file are deleted;
+- ``envstate``: build state kept one way for every feature (a typed ``PageState``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sphinx.application import Sphinx
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.project import config, files, ledger, stable, strict, vanished
+    from atlas.project.registry import add_settings
 
-    config.ProjectConfig.register(app)
+    add_settings(app, config.ProjectConfig)
+    files.add_own_checks(app)
     # Broken project files and settings stop the build with one clean error each (exit 2),
     # before anything reads them.
     app.connect("config-inited", config.check_settings, priority=1)
@@ -45,6 +46,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("warn-missing-reference", vanished.already_reported)
     app.connect("build-finished", vanished.remove_outputs)
     ledger.install(app)
-    config.check_overrides(app)  # now, before the other features read or convert them
     # env_version: bump when vanished.DocLinksState changes shape.
     return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

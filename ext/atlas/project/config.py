@@ -12,7 +12,9 @@ name that no extension defines is an error too (a typo would be ignored). Settin
 extensions add later without a dataclass are checked against the types they were registered
 with. Once checked, each feature's typed object is built, for ``XConfig.of(app)``.
 
-This project's own setting, ``atlas_strict_allow``, is declared here too (:class:`ProjectConfig`).
+The dataclasses are those the features handed over at setup (:mod:`atlas.project.registry`);
+this module imports none of them. This project's own setting, ``atlas_strict_allow``, is
+declared here (:class:`ProjectConfig`).
 """
 
 from __future__ import annotations
@@ -26,14 +28,9 @@ from typing import Any
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
-from atlas.assets.config import AssetsConfig
-from atlas.labs.config import LabsConfig
-from atlas.latex.config import LatexConfig
 from atlas.project.errors import Problem, fail, shown
-from atlas.refs.config import RefsConfig
+from atlas.project.registry import registry
 from atlas.settings import TEXTS, Invalid, Rule, Settings, remember, setting, texts
-from atlas.teach.config import TeachConfig
-from atlas.upstream.config import UpstreamConfig
 
 PREFIX = "atlas_"
 
@@ -49,19 +46,6 @@ class ProjectConfig(Settings):
         convert=texts,
         doc="Warning types a strict build tolerates (`make check` allows upstream.missing).",
     )
-
-
-# Every feature's settings, in the order atlas.FEATURES sets them up.
-FEATURES: tuple[type[Settings], ...] = (
-    ProjectConfig,
-    AssetsConfig,
-    UpstreamConfig,
-    LabsConfig,
-    RefsConfig,
-    LatexConfig,
-    TeachConfig,
-)
-RULES: dict[str, Rule] = {name: rule for cls in FEATURES for name, rule in cls.rules().items()}
 
 
 def _conf_line(confdir: Path, name: str) -> int | None:
@@ -108,16 +92,18 @@ def _override_problem(name: str, text: Any, rule: Rule) -> tuple[Any, Problem | 
 
 
 def check_overrides(app: Sphinx) -> None:
-    """At setup, before any extension reads a setting (and before Sphinx converts ``-D``
-    values, or warns about names it does not know): every ``-D atlas_*`` by its rule."""
+    """At the end of setup, once every feature has handed over its settings, before any
+    extension reads a setting (and before Sphinx converts ``-D`` values, or warns about names
+    it does not know): every ``-D atlas_*`` by its rule."""
     config = app.config
+    rules = registry(app).rules()
     problems: list[Problem] = []
     for name, text in list(config._overrides.items()):
         if not name.startswith(PREFIX):
             continue
-        rule = RULES.get(name)
+        rule = rules.get(name)
         if rule is None:
-            near = difflib.get_close_matches(name, list(RULES), n=1)
+            near = difflib.get_close_matches(name, list(rules), n=1)
             hint = f"did you mean {near[0]}?" if near else "remove it"
             problems.append(Problem("command line", f"-D {name}: no such setting; {hint}"))
             continue
@@ -135,6 +121,7 @@ def check_settings(app: Sphinx, config: Config) -> None:
     confdir = Path(app.confdir)
     conf = shown(confdir / "conf.py")
     problems: list[Problem] = []
+    rules = registry(app).rules()
     known = [name for name in config._options if name.startswith(PREFIX)]
     for name in sorted({n for n in config._raw_config if n.startswith(PREFIX)} - set(known)):
         near = difflib.get_close_matches(name, known, n=1)
@@ -143,7 +130,7 @@ def check_settings(app: Sphinx, config: Config) -> None:
             Problem(conf, f"{name}: no such setting; {hint}", _conf_line(confdir, name))
         )
     for name in known:
-        rule = RULES.get(name) or _registered_rule(config, name)
+        rule = rules.get(name) or _registered_rule(config, name)
         if rule is None:
             continue
         text = config._overrides.get(name)
@@ -165,4 +152,6 @@ def check_settings(app: Sphinx, config: Config) -> None:
             line = None if name in config._overrides else _conf_line(confdir, name)
             problems.append(Problem(where, f"{name} = {value!r}: {why}; fix it there", line))
     fail(problems)
-    remember(config, FEATURES)  # checked: now each feature's typed object, for XConfig.of(app)
+    remember(
+        config, tuple(registry(app).settings)
+    )  # checked: now each feature's typed object, for XConfig.of(app)

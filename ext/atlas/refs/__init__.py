@@ -3,6 +3,7 @@
 Modules, one job each:
 
 - ``bib``: the bibliography file, read once, and the rules every entry must follow;
+  ``bibfile``: pybtex can read each ``.bib`` file (a project-file check, before the build);
 - ``checks``: the build's errors (a missing cited key, an entry without url, a malformed arXiv
   identifier, a raw link to a paper the bibliography holds), from ``bib``'s rules;
 - ``arxiv``: what an arXiv identifier or paper URL is, Sphinx-free, shared by the checks;
@@ -25,6 +26,8 @@ from sphinx.application import Sphinx
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    from atlas.project.registry import add_check, add_settings
+    from atlas.refs.bibfile import check_bibfiles_readable
     from atlas.refs.checks import (
         check_bibfiles,
         check_one_citation_list,
@@ -47,6 +50,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_env_collector(RefsCollector)
 
     app.add_builder(AtlasLinkcheckBuilder, override=True)
-    RefsConfig.register(app)
+    add_settings(app, RefsConfig)
+    add_check(app, check_bibfiles_readable, order=30)  # before sphinxcontrib-bibtex reads them
     # env_version: bump when RefsState changes shape.
     return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

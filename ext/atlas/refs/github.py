@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from atlas.code.permalink import parse
+from atlas.code.select import line_count
 from atlas.git.store import GitStoreError, MissingObject, UnsafePath, store_for
 from atlas.upstream.packages.links import verify_link
-from atlas.upstream.permalink import parse
 from atlas.upstream.registry import Upstream, load_registry, object_store
-from atlas.upstream.select import line_count
 
 
 @dataclass(frozen=True)

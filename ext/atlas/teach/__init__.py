@@ -3,10 +3,9 @@ that the build checks; every page's labs can be run at home.
 
 Modules, one job each:
 
-- ``config``: the settings (the labkit folder, the browsable repository) and ``labkit_root``,
-  the one answer to "which labkit folder" (labs use it too);
+- ``config``: the settings (the labkit folder, the browsable repository);
 - ``labcode``: the ``labcode`` directive and role (our labkit code, numbered as in its file,
-  rendered by :mod:`atlas.upstream.codeblocks` as upstream citations are);
+  rendered by :mod:`atlas.code.codeblocks` as upstream citations are);
 - ``problems``: the ``problem`` and ``solution`` directives and the book's problem index;
 - ``answers``: in the PDF, solutions gathered in an "Answers" section at each chapter's end;
 - ``taught``: the check that a lab's taught imports are shown on its page;
@@ -32,13 +31,14 @@ def _add_static(app: Sphinx, config: Config) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    from atlas.project.registry import add_settings
     from atlas.teach import labcode, problems, runnable, taught
     from atlas.teach.answers import AnswersAtChapterEnd
     from atlas.teach.config import TeachConfig
     from atlas.teach.state import TeachCollector, fail_on_wrong_quotes
 
     app.setup_extension("sphinx_design")
-    TeachConfig.register(app)
+    add_settings(app, TeachConfig)
     app.add_directive("labcode", labcode.LabcodeDirective)
     app.add_role("labcode", labcode.LabcodeRole())
     app.add_node(problems.problem_index_node)

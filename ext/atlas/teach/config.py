@@ -1,14 +1,14 @@
 """The teaching feature's settings: where labcode quotes from, where the repository is browsable;
-and :func:`labkit_root`, the one answer to "which labkit folder" for labcode, the teaching check,
-the runnable files and the labs' cache key."""
+and :func:`labkit_root` (atlas.labs', where the labs' cache key needs it), the one answer to
+"which labkit folder"."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from atlas.labs.imports import labkit_root
 from atlas.settings import OPTIONAL_TEXT, Rule, Settings, optional_path, setting
 
 
@@ -37,15 +37,4 @@ class TeachConfig(Settings):
     )
 
 
-def labkit_root(source: Any) -> Path:
-    """The labkit folder of this build: ``atlas_labkit_root`` when set, else ``ext/atlas/labkit``.
-
-    ``source`` is the app, its environment or anything :meth:`Settings.of` takes. Labs read the
-    setting too (their cache key follows the files a page's labs import), and get the default
-    when atlas.teach is not loaded.
-    """
-    # Here, not at the top: atlas.labs imports this module, and importing it loads atlas.labs.
-    from atlas.labs.imports import LABKIT
-
-    configured = TeachConfig.of(source).labkit_root
-    return configured.resolve() if configured else LABKIT
+__all__ = ["TeachConfig", "labkit_root"]

@@ -3,7 +3,7 @@
 A lab proves a claim with code from ``atlas.labkit``; a reader must be able to see that code.
 ``labcode`` quotes it with the selector machinery of ``upstream`` (``path::Class.method``, line
 ranges, ``:contains:``, ``:start-after:`` ...) and renders it as ``upstream`` does
-(:mod:`atlas.upstream.codeblocks`: numbered blocks, the same elision lines), so the two read
+(:mod:`atlas.code.codeblocks`: numbered blocks, the same elision lines), so the two read
 alike, but from the working tree instead of git objects: the code is ours and changes with the
 book. The page depends on the file (an edit re-renders it), the caption names file, symbol and
 lines, and links to the file, which the HTML build copies into ``_labkit/`` so the link works
@@ -20,17 +20,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from docutils import nodes
-from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 from sphinx.util.osutil import relative_uri
 
-from atlas.labs.imports import LABKIT
-from atlas.teach.config import TeachConfig, labkit_root
-from atlas.teach.state import teach_state
-from atlas.upstream.codeblocks import code_blocks
-from atlas.upstream.select import (
+from atlas.code.codeblocks import code_blocks
+from atlas.code.options import option_spec
+from atlas.code.select import (
     Segment,
     SelectError,
     apply_options,
@@ -40,7 +37,10 @@ from atlas.upstream.select import (
     select,
     split_lines,
 )
-from atlas.upstream.spec import SpecError, line_ranges, parse_spec
+from atlas.code.spec import SpecError, line_ranges, parse_spec
+from atlas.labs.imports import LABKIT
+from atlas.teach.config import TeachConfig, labkit_root
+from atlas.teach.state import teach_state
 
 logger = logging.getLogger(__name__)
 OUTPUT_FOLDER = "_labkit"  # where the HTML build copies labkit's files
@@ -174,16 +174,7 @@ class LabcodeDirective(SphinxDirective):
     has_content = True  # refused with an error: our code is quoted, never pasted
     required_arguments = 1
     final_argument_whitespace = True
-    option_spec: ClassVar[dict[str, Any]] = {
-        "start-after": directives.unchanged_required,
-        "end-before": directives.unchanged_required,
-        "emphasize-lines": directives.unchanged_required,
-        "dedent": directives.unchanged,
-        "caption": directives.unchanged_required,
-        "contains": directives.unchanged_required,
-        "name": directives.unchanged,
-        "class": directives.class_option,
-    }
+    option_spec: ClassVar[dict[str, Any]] = option_spec(without=["language"])  # Python only
 
     def run(self) -> list[nodes.Node]:
         location = (self.env.docname, self.lineno)

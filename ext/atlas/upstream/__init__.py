@@ -1,28 +1,20 @@
-"""atlas.upstream: exact upstream code from pinned commits (see the package docstring of atlas).
+"""atlas.upstream: exact upstream code from pinned commits. Quoting code itself (the
+citation's grammar, selectors, symbols, blocks, permalinks) is :mod:`atlas.code`'s; git is
+:mod:`atlas.git`'s; the book's paths are :class:`atlas.bookroot.BookPaths`.
 
-Where each job lives (git itself is :mod:`atlas.git`'s; the book's paths are
-:class:`atlas.bookroot.BookPaths`):
-
-- the registry: ``registry`` (git upstreams: ``.gitmodules`` and the gitlinks; where each one's
-  objects are), ``packages/`` (package upstreams pinned in pyproject.toml, quoted from the
-  installed wheel's verified files; its docstring maps its modules), ``config`` (the settings);
-- one citation: ``spec`` (the grammar), ``symbols/`` (definitions in Python, C/C++/CUDA,
-  TypeScript, Rust: one module per language; its docstring maps them), ``select`` (selectors
-  and options, upstream line numbers, line counts), ``resolve`` (one citation, start to end,
-  for the directive, ``check`` and ``lock`` alike), ``cache`` (``snippets_cache/``),
-  ``permalink`` (GitHub permalinks, built and parsed together, and a repository's web address);
-- in a build: ``directive`` (the directive and role, with structured attributes on each
-  citation), ``state`` (what a build remembers per page, and its collector), ``lockcheck``
-  (the frozen lock against every citation), ``labpaths`` (the files labs read at the pin),
-  ``codeblocks`` (selected lines as numbered blocks and elision lines; labcode's too);
-- the lock and the commands: ``lock`` (``upstreams.lock``, its keys, and what the book knows of
-  an upstream's commits without its objects: ``known_revs``), ``citations`` (the
-  pages scanned without Sphinx), ``check`` (``check`` and ``lock``), ``fetch/`` (``needs``:
-  what the book needs; ``transfer``: one upstream's fetch; ``cli``), ``partialclone`` (bare
-  partial clones and transfers into them);
-- moving a pin: ``drift/`` for git and package upstreams (target, trees, wheels, carry, plan,
-  package_plan, bump, gitlink, package_pin, report, cli, package_cli; its docstring maps
-  them), ``linemap`` and ``pagewriter`` (line numbers carried, pages rewritten).
+- the registry: ``registry`` (git upstreams, from ``.gitmodules`` and the gitlinks),
+  ``packages/`` (package upstreams, quoted from the installed wheel's verified files),
+  ``config``;
+- one citation: ``resolve`` (start to end, for the directive, ``check`` and ``lock`` alike),
+  ``cache`` (``snippets_cache/``);
+- in a build: ``directive`` (the directive and role), ``state``, ``lockcheck`` (the frozen lock
+  against every citation), ``labpaths`` (the files labs read at the pin);
+- the lock and the commands: ``lock`` (also what the book knows of an upstream's commits
+  without its objects, and the lock file's own check), ``citations`` (the pages scanned without
+  Sphinx), ``check`` (``check`` and ``lock``), ``fetch/``, ``partialclone`` (bare partial clones
+  and transfers into them);
+- moving a pin: ``drift/`` (git and package upstreams), ``linemap`` and ``pagewriter`` (line
+  numbers carried, pages rewritten).
 """
 
 from __future__ import annotations
@@ -51,11 +43,14 @@ def _builder_inited(app: Sphinx) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.git.store import close_all
+    from atlas.project.registry import add_check, add_settings
     from atlas.upstream import directive as d
     from atlas.upstream.config import UpstreamConfig
+    from atlas.upstream.lock import check_lock_file
     from atlas.upstream.state import UpstreamCollector
 
-    UpstreamConfig.register(app)
+    add_settings(app, UpstreamConfig)
+    add_check(app, check_lock_file, order=10)  # before anything reads the lock
     app.add_directive("upstream", d.UpstreamDirective)
     app.add_role("upstream", d.UpstreamRole())
     app.add_css_file("atlas-upstream.css")

@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from atlas.upstream.select import Segment
+from atlas.code.select import Segment
 
 # Bump when what a selector selects changes (symbol rules, line splitting): old entries are
 # then never read again.

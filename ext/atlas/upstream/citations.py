@@ -1,21 +1,29 @@
 """Find every upstream citation in the book's sources, without running Sphinx.
 
 Used by ``check``, ``lock``, ``fetch``, ``drift`` and ``bump``: they need the page, the line
-and the exact text of each citation. MyST directive fences (3+ backticks or colons) and the
-``{upstream}`SPEC``` role are found; literal blocks (code fences, ``{code-block}``) and inline
-code spans are skipped, so a page that *shows* the syntax does not cite anything.
-reStructuredText pages (``.. upstream:: SPEC``, ``:upstream:`SPEC```) are read too.
+and the exact text of each citation. MyST pages are read by MyST's own parser (markdown-it with
+MyST's plugins, as Sphinx reads them): ``upstream`` fences (3+ backticks or colons) and the
+``{upstream}`SPEC``` role are found; literal blocks (code fences, ``{code-block}``), inline code
+spans and comments are skipped, so a page that *shows* the syntax does not cite anything.
+reStructuredText pages (``.. upstream:: SPEC``, ``:upstream:`SPEC```) are read by line: no
+page of the book is one, and docutils' own parse would need Sphinx's directives registered.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from atlas.upstream.spec import CitationSpec, SpecError, parse_spec
+from atlas.code.options import OPTIONS
+from atlas.code.spec import CitationSpec, SpecError, parse_spec
 
-FENCE = re.compile(r"^(?P<indent>[ \t>]*)(?P<fence>`{3,}|~{3,}|:{3,})\s*(?P<info>.*?)\s*$")
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
 DIRECTIVE_INFO = re.compile(r"^\{(?P<name>[\w:.-]+)\}\s*(?P<arg>.*)$")
 OPTION = re.compile(r"^\s*:(?P<key>[\w-]+):\s*(?P<value>.*?)\s*$")
 # Directives whose body is literal text: anything inside is not a citation.
@@ -33,7 +41,8 @@ LITERAL_DIRECTIVES = {
 }
 RST_DIRECTIVE = re.compile(r"^(?P<indent>\s*)\.\.\s+upstream::\s*(?P<arg>.*?)\s*$")
 RST_ROLE = re.compile(r":upstream:`(?P<arg>[^`]+)`")
-ROLE_PREFIX = "{upstream}"
+# conf.py's myst_enable_extensions: the syntax the pages are written in.
+MYST_EXTENSIONS = ("dollarmath", "colon_fence", "deflist", "attrs_inline", "attrs_block")
 
 
 @dataclass(frozen=True)
@@ -56,67 +65,69 @@ def _site(page: str, line: int, kind: str, raw: str, options: dict[str, str]) ->
         return CitationSite(page, line, kind, None, raw, options, str(exc))
 
 
-def _roles(text: str) -> list[str]:
-    """Specs of ``{upstream}`SPEC``` roles in a line, skipping inline code spans."""
-    found = []
-    i = 0
-    while True:
-        start = text.find("`", i)
-        if start < 0:
-            return found
-        run = len(text[start:]) - len(text[start:].lstrip("`"))
-        close = re.compile(r"(?<!`)" + "`" * run + r"(?!`)")
-        end = close.search(text, start + run)
-        if end is None:
-            return found
-        if text[:start].endswith(ROLE_PREFIX) and run == 1:
-            found.append(text[start + run : end.start()])
-        i = end.end()
+@lru_cache(maxsize=1)
+def _markdown() -> MarkdownIt:
+    """MyST's own markdown-it parser, with the book's syntax extensions (conf.py's
+    ``myst_enable_extensions``): the blocks, fences and roles Sphinx sees, found the same way."""
+    from markdown_it.renderer import RendererHTML
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.parsers.mdit import create_md_parser
+
+    config = MdParserConfig(enable_extensions=set(MYST_EXTENSIONS))
+    return create_md_parser(config, RendererHTML)
+
+
+class _Quoting:
+    """What MyST needs to split an ``upstream`` fence into its argument, options and body: the
+    directive's shape, with every option read as its text (as the lock and ``check`` use it)."""
+
+    required_arguments = 1
+    optional_arguments = 0
+    final_argument_whitespace = True
+    has_content = True
+    option_spec = dict.fromkeys(OPTIONS, lambda value: "" if value is None else value)
+
+
+def _fence_options(first_line: str, body: str) -> dict[str, str]:
+    from myst_parser.parsers.directives import MarkupError, parse_directive_text
+
+    try:
+        parsed = parse_directive_text(_Quoting, first_line, body)  # type: ignore[arg-type]
+    except MarkupError:
+        return {}
+    return {key: str(value) for key, value in parsed.options.items()}
+
+
+def _scan_tokens(tokens: list[Token], page: str, offset: int) -> list[CitationSite]:
+    """Citations among MyST's tokens of a page, or of a directive's body (``offset``: the line
+    before the body's first). MyST leaves a directive's body unparsed until the directive runs
+    (then as Markdown, unless the directive's body is literal): parsed here the same way."""
+    sites: list[CitationSite] = []
+    for token in tokens:
+        if token.type in ("fence", "colon_fence") and token.map:
+            directive = DIRECTIVE_INFO.match(token.info.strip())
+            if not directive:
+                continue  # a code fence: literal
+            name, line = directive.group("name"), offset + token.map[0] + 1
+            if name == "upstream":
+                options = _fence_options(directive.group("arg"), token.content)
+                sites.append(_site(page, line, "directive", directive.group("arg"), options))
+            elif name not in LITERAL_DIRECTIVES:
+                sites += _scan_tokens(_markdown().parse(token.content), page, line)
+        elif token.type == "inline" and token.map:
+            line = offset + token.map[0] + 1
+            for child in token.children or []:
+                if child.type in ("softbreak", "hardbreak"):
+                    line += 1
+                elif child.type == "myst_role" and child.meta.get("name") == "upstream":
+                    sites.append(_site(page, line, "role", child.content, {}))
+    return sites
 
 
 def scan_markdown(text: str, page: str) -> list[CitationSite]:
-    """Citations in a MyST page."""
-    lines = text.splitlines()
-    sites: list[CitationSite] = []
-    stack: list[tuple[str, int, bool]] = []  # (fence char, length, literal)
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        match = FENCE.match(line)
-        literal = bool(stack) and stack[-1][2]
-        if match:
-            fence = match.group("fence")
-            info = match.group("info")
-            if stack and fence[0] == stack[-1][0] and len(fence) >= stack[-1][1] and not info:
-                stack.pop()
-                i += 1
-                continue
-            if not literal:
-                directive = DIRECTIVE_INFO.match(info)
-                if directive and directive.group("name") == "upstream":
-                    options: dict[str, str] = {}
-                    j = i + 1
-                    if j < len(lines) and lines[j].strip() == "---":  # YAML option block
-                        j += 1
-                        while j < len(lines) and lines[j].strip() != "---":
-                            key, _, value = lines[j].partition(":")
-                            options[key.strip()] = value.strip().strip("\"'")
-                            j += 1
-                        j += 1
-                    else:
-                        while j < len(lines) and (opt := OPTION.match(lines[j])):
-                            options[opt.group("key")] = opt.group("value")
-                            j += 1
-                    sites.append(_site(page, i + 1, "directive", directive.group("arg"), options))
-                is_literal = not directive or directive.group("name") in LITERAL_DIRECTIVES
-                stack.append((fence[0], len(fence), is_literal))
-                i += 1
-                continue
-        if not literal:
-            for raw in _roles(line):
-                sites.append(_site(page, i + 1, "role", raw, {}))
-        i += 1
-    return sites
+    """Citations in a MyST page, in line order."""
+    sites = _scan_tokens(_markdown().parse(text), page, 0)
+    return sorted(sites, key=lambda site: site.line)
 
 
 def scan_rst(text: str, page: str) -> list[CitationSite]:

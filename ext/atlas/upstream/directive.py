@@ -12,7 +12,6 @@ from typing import Any, ClassVar
 from weakref import WeakKeyDictionary
 
 from docutils import nodes
-from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.errors import SphinxError
@@ -20,12 +19,13 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from atlas.bookroot import BookPaths
+from atlas.code.codeblocks import code_blocks
+from atlas.code.options import option_spec
+from atlas.code.permalink import is_commit
 from atlas.upstream import lockcheck
-from atlas.upstream.codeblocks import code_blocks
 from atlas.upstream.config import UpstreamConfig
 from atlas.upstream.lock import REV_PREFIX
 from atlas.upstream.packages.registry import PackageUpstream
-from atlas.upstream.permalink import is_commit
 from atlas.upstream.resolve import (
     DRIFT,
     ERROR,
@@ -196,17 +196,7 @@ class UpstreamDirective(SphinxDirective):
     has_content = True
     required_arguments = 1
     final_argument_whitespace = True
-    option_spec: ClassVar[dict[str, Any]] = {
-        "start-after": directives.unchanged_required,
-        "end-before": directives.unchanged_required,
-        "emphasize-lines": directives.unchanged_required,
-        "dedent": directives.unchanged,
-        "language": directives.unchanged_required,
-        "caption": directives.unchanged_required,
-        "contains": directives.unchanged_required,
-        "name": directives.unchanged,
-        "class": directives.class_option,
-    }
+    option_spec: ClassVar[dict[str, Any]] = option_spec()
 
     def run(self) -> list[nodes.Node]:
         location = (self.env.docname, self.lineno)

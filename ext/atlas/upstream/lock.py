@@ -21,11 +21,12 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from atlas.bookroot import LOCK_FILE, BookPaths, command
 from atlas.git import repo
 from atlas.git.revs import KnownRevs
+from atlas.project.errors import Problem, shown
 
 if TYPE_CHECKING:
     from atlas.upstream.registry import Upstream
@@ -275,3 +276,23 @@ def save_lock(root: Path, data: dict[str, LockEntry], revs: dict[str, str] | Non
         Path(tmp).unlink(missing_ok=True)
         raise
     return True
+
+
+def check_lock_file(app: Any) -> list[Problem]:
+    """A project-file check (atlas.project.registry), before anything reads the lock: valid
+    JSON of the right shape (a bad merge leaves a stray line), or one clean error."""
+    paths = BookPaths.from_app(app)
+    path = paths.lock_file
+    if not path.is_file():
+        return []
+    try:
+        _read(path)
+    except LockError as exc:
+        fix = (
+            f"restore it with `git checkout -- {path.name}`, or rebuild it from the pages with "
+            f"`{command(paths, 'lock')}`"
+        )
+        return [Problem(shown(path), f"not a valid lock ({exc.reason}); {fix}", exc.line)]
+    except (OSError, UnicodeDecodeError) as exc:
+        return [Problem(shown(path), f"cannot be read ({exc}); restore it from git")]
+    return []

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from atlas.bookroot import extra_stores_root
+from atlas.code.permalink import build as build_permalink
+from atlas.code.permalink import github_slug, web_url
 from atlas.git.repo import common_dir, gitlinks, gitmodules
-from atlas.upstream.permalink import build as build_permalink
-from atlas.upstream.permalink import github_slug, web_url
 
 LINK_ONLY_KEY = "atlas-link-only-pin"
 

@@ -17,6 +17,21 @@ from pathlib import Path
 from typing import Any
 
 from atlas.bookroot import BookPaths, command
+from atlas.code.select import (
+    DEFAULT_MAX_LINES,
+    ContainsError,
+    Segment,
+    SelectError,
+    apply_options,
+    check_options,
+    contains_hint,
+    decode,
+    language_for,
+    parse_emphasis,
+    select,
+    selected_text,
+)
+from atlas.code.spec import CitationSpec, SpecError, line_ranges, parse_spec
 from atlas.git.repo import recent_refs
 from atlas.git.revs import NOTHING_KNOWN, KnownRevs, expand_rev, is_sha_prefix
 from atlas.git.store import GitStore, GitStoreError, MissingObject, UnsafePath, store_for
@@ -32,21 +47,6 @@ from atlas.upstream.lock import (
 )
 from atlas.upstream.packages.registry import PackageUpstream
 from atlas.upstream.registry import Upstream, load_registry, object_store
-from atlas.upstream.select import (
-    DEFAULT_MAX_LINES,
-    ContainsError,
-    Segment,
-    SelectError,
-    apply_options,
-    check_options,
-    contains_hint,
-    decode,
-    language_for,
-    parse_emphasis,
-    select,
-    selected_text,
-)
-from atlas.upstream.spec import CitationSpec, SpecError, line_ranges, parse_spec
 
 
 class ResolutionStatus(StrEnum):

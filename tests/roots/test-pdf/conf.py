@@ -1,5 +1,5 @@
-"""Fixture book built with the Atlas's own settings, and a stand-in for the upstream directive
-that needs no git objects (``_ext/fixture_citation.py``)."""
+"""Fixture book built with the fixtures' settings (tests/roots/book_conf.py), and a stand-in
+for the upstream directive that needs no git objects (``_ext/fixture_citation.py``)."""
 
 import os
 import runpy

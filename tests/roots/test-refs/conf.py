@@ -1,4 +1,5 @@
-"""Fixture book built with the Atlas's own settings and a bibliography of its own."""
+"""Fixture book built with the fixtures' settings (tests/roots/book_conf.py) and a
+bibliography of its own."""
 
 import os
 import runpy

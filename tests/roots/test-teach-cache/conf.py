@@ -1,4 +1,4 @@
-"""Fixture book built with the Atlas's own settings."""
+"""Fixture book built with the fixtures' settings (tests/roots/book_conf.py)."""
 
 import os
 import runpy

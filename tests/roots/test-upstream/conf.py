@@ -1,4 +1,5 @@
-"""Fixture book for the upstream directive, built with the Atlas's own settings.
+"""Fixture book for the upstream directive, built with the fixtures' settings
+(tests/roots/book_conf.py).
 
 The test copies this folder, makes it a git repository and registers the fixture upstream
 ``demo`` (tests/upstream_demo.py) as a submodule gitlink, like the real book's upstreams.

@@ -18,12 +18,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from atlas.code.select import SelectError, apply_options, decode, select, selected_text
+from atlas.code.spec import CitationSpec, parse_spec
 from atlas.upstream.citations import CitationSite, scan_book
 from atlas.upstream.drift.model import DriftError, Plan, Record
 from atlas.upstream.lock import LockEntry, load_lock, lock_key, lock_path, save_lock, text_hash
 from atlas.upstream.pagewriter import CitationEdit, PageEditError, rewrite_pages
-from atlas.upstream.select import SelectError, apply_options, decode, select, selected_text
-from atlas.upstream.spec import CitationSpec, parse_spec
 
 Sites = dict[tuple[str, int, str], CitationSite]  # (page, line, citation as written) -> site
 

@@ -20,11 +20,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from atlas.code.select import split_lines
+from atlas.code.spec import line_ranges
+from atlas.code.symbols.lookup import find_symbol
 from atlas.upstream.drift.model import DriftStatus
 from atlas.upstream.linemap import Hunk, line_hunks, map_range, nearest_range
-from atlas.upstream.select import split_lines
-from atlas.upstream.spec import line_ranges
-from atlas.upstream.symbols.lookup import find_symbol
 
 MAX_DIFF_LINES = 60
 

@@ -15,6 +15,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from atlas.code.spec import CitationSpec
 from atlas.git.revs import is_sha_prefix
 from atlas.upstream.citations import CitationSite, scan_book
 from atlas.upstream.drift.carry import FileAt, as_text, carry
@@ -22,7 +23,6 @@ from atlas.upstream.drift.model import DriftError, DriftStatus, Plan, Record
 from atlas.upstream.drift.wheels import pinned_files, read_verified, version_files
 from atlas.upstream.packages.files import FileSet
 from atlas.upstream.packages.registry import PYPROJECT, PackageRegistryError, load_packages
-from atlas.upstream.spec import CitationSpec
 
 
 def carry_site(

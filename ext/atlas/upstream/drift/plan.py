@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from atlas.code.spec import CitationSpec
 from atlas.git.revs import is_sha_prefix
 from atlas.git.store import GitStore, MissingObject
 from atlas.upstream import partialclone
@@ -21,7 +22,6 @@ from atlas.upstream.drift.target import resolve_target
 from atlas.upstream.drift.trees import FileMove, blob_hunks, follow_files
 from atlas.upstream.linemap import Hunk
 from atlas.upstream.registry import load_registry
-from atlas.upstream.spec import CitationSpec
 
 
 def plan(book_root: Path, name: str, rev: str | None) -> Plan:

@@ -34,8 +34,8 @@ nothing):
 - :mod:`.snippet`: one citation resolved to its snippet, for :mod:`atlas.upstream.resolve`;
 - :mod:`.status`: the line per package that ``python -m atlas.upstream check`` prints;
 - :mod:`.links`: the link checker's answer for a GitHub link at a package's tag, read with the
-  one permalink parser (:func:`atlas.upstream.permalink.parse`) and line counter
-  (:func:`atlas.upstream.select.line_count`).
+  one permalink parser (:func:`atlas.code.permalink.parse`) and line counter
+  (:func:`atlas.code.select.line_count`).
 
 Drift and bump of package upstreams live in :mod:`atlas.upstream.drift` (``wheels``,
 ``package_plan``, ``package_pin``, ``package_cli``), with those of git upstreams.

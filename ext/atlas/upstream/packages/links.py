@@ -3,9 +3,9 @@
 ``make linkcheck`` answers ``/blob/v2.13.0/torch/...#L10-L40`` from the installed files, as it
 answers links at a pinned commit from git objects (:mod:`atlas.refs.github`): the repository
 path is mapped back to its wheel path, the file verified against ``RECORD``, and its lines
-counted. The link is read by the one permalink parser (:func:`atlas.upstream.permalink.parse`,
-the inverse of the :func:`~atlas.upstream.permalink.build` that wrote it) and its lines are
-counted as citations number them (:func:`atlas.upstream.select.line_count`), so a link the book
+counted. The link is read by the one permalink parser (:func:`atlas.code.permalink.parse`,
+the inverse of the :func:`~atlas.code.permalink.build` that wrote it) and its lines are
+counted as citations number them (:func:`atlas.code.select.line_count`), so a link the book
 writes is always one this check can read.
 """
 
@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
+from atlas.code.permalink import parse as parse_permalink
+from atlas.code.select import line_count
 from atlas.upstream.packages.files import SETUP_HINT, PackageError
 from atlas.upstream.packages.installed import PATH_ENV, Installed
 from atlas.upstream.packages.registry import (
@@ -24,8 +26,6 @@ from atlas.upstream.packages.registry import (
     PackageUpstream,
     load_packages,
 )
-from atlas.upstream.permalink import parse as parse_permalink
-from atlas.upstream.select import line_count
 
 
 @dataclass

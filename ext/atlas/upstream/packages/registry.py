@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from atlas.upstream.permalink import build as build_permalink
-from atlas.upstream.permalink import github_slug, web_url
+from atlas.code.permalink import build as build_permalink
+from atlas.code.permalink import github_slug, web_url
 
 PYPROJECT = "pyproject.toml"
 SECTION = "upstream-packages"  # [tool.atlas.upstream-packages.NAME]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import sys
 
+from atlas.code.select import SelectError, decode, select
 from atlas.upstream.cache import CachedSnippet, cache_key
 from atlas.upstream.lock import lock_key
 from atlas.upstream.packages.files import SETUP_HINT, PackageError
 from atlas.upstream.packages.registry import PYPROJECT, PackageUpstream
 from atlas.upstream.resolve import MISSING, Resolution, Resolver
-from atlas.upstream.select import SelectError, decode, select
 
 
 def package_snippet(

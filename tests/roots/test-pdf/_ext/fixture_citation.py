@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from atlas.code.select import Segment, language_for
+from atlas.code.spec import line_ranges, parse_spec
 from atlas.upstream.directive import citation_block
 from atlas.upstream.registry import Upstream
 from atlas.upstream.resolve import OK, Resolution
-from atlas.upstream.select import Segment, language_for
-from atlas.upstream.spec import line_ranges, parse_spec
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
