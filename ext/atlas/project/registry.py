@@ -1,7 +1,8 @@
 """What each feature hands to atlas.project at setup: its settings and its checks of the
 project files it owns (sphinx-design's ``setup_<feature>``; jupyter-cache's core, which knows no
 client). So atlas.project imports no feature, and a new feature is one ``setup`` that calls
-:func:`add_settings` and :func:`add_check`, not an edit here.
+:func:`add_settings` and :func:`add_check` (and :func:`add_page_outputs` for files it writes
+per page), not an edit here.
 
 The registry lives on the Sphinx app (each app its own, as tests build many in one process).
 """
@@ -18,6 +19,8 @@ from atlas.settings import Rule, Settings
 ATTRIBUTE = "_atlas_project_registry"
 # A check of project files: (the Sphinx app) -> its problems, each one clean error.
 Check = Callable[[Any], list[Problem]]
+# A page's own outputs beside its HTML: (docname) -> paths relative to the output folder.
+PageOutputs = Callable[[str], list[str]]
 WHEN = ("config-inited", "builder-inited")
 
 
@@ -28,6 +31,7 @@ class Registry:
     checks: dict[str, list[tuple[int, Check]]] = field(
         default_factory=lambda: {when: [] for when in WHEN}
     )
+    page_outputs: list[PageOutputs] = field(default_factory=list)
 
     def rules(self) -> dict[str, Rule]:
         return {name: rule for cls in self.settings for name, rule in cls.rules().items()}
@@ -54,6 +58,18 @@ def add_check(app: Any, check: Check, *, order: int, when: str = "config-inited"
     HTML builders only: the files it copies). All problems of one event stop the build as one
     list, in ``order``."""
     registry(app).checks[when].append((order, check))
+
+
+def add_page_outputs(app: Any, outputs: PageOutputs) -> None:
+    """In a feature's ``setup()``: the files it writes for a page beside the page's HTML (teach:
+    the runnable ``_labs/PAGE.py``), so that atlas.project removes them with a removed page
+    without knowing the feature."""
+    registry(app).page_outputs.append(outputs)
+
+
+def page_outputs(app: Any, docname: str) -> list[str]:
+    """Every registered feature's outputs of page ``docname``, relative to the output folder."""
+    return [path for outputs in registry(app).page_outputs for path in outputs(docname)]
 
 
 def run_checks(app: Any, when: str) -> list[Problem]:

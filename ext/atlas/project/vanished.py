@@ -156,14 +156,14 @@ def remove_outputs(app: Sphinx, exception: BaseException | None) -> None:
     if exception is not None or app.builder.format != "html" or app.env is None:
         return
     removed = state_of(app.env, DocLinksState).removed
-    from atlas.teach.runnable import file_name
+    from atlas.project.registry import page_outputs
 
     outdir = Path(app.outdir)
     outfile = getattr(app.builder, "get_outfilename", None)
     for docname in sorted(removed):
         if docname in app.env.all_docs or outfile is None:
             continue
-        for path in (Path(outfile(docname)), outdir / file_name(docname)):
+        for path in [Path(outfile(docname))] + [outdir / p for p in page_outputs(app, docname)]:
             if path.is_file() and path.resolve().is_relative_to(outdir.resolve()):
                 path.unlink()
                 logger.info(f"removed {path.relative_to(outdir)}: its page {docname} is gone")

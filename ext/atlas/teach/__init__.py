@@ -31,7 +31,7 @@ def _add_static(app: Sphinx, config: Config) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    from atlas.project.registry import add_settings
+    from atlas.project.registry import add_page_outputs, add_settings
     from atlas.teach import labcode, problems, runnable, taught
     from atlas.teach.answers import AnswersAtChapterEnd
     from atlas.teach.config import TeachConfig
@@ -39,6 +39,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
 
     app.setup_extension("sphinx_design")
     add_settings(app, TeachConfig)
+    add_page_outputs(app, lambda docname: [runnable.file_name(docname)])
     app.add_directive("labcode", labcode.LabcodeDirective)
     app.add_role("labcode", labcode.LabcodeRole())
     app.add_node(problems.problem_index_node)
