@@ -7,7 +7,7 @@ import os
 
 import pytest
 import torch
-from atlas.labkit.harness import causal_attention
+from atlas.labkit.checks.common.attention import causal_attention
 from atlas.labkit.kernels import cute
 from atlas.labkit.kernels.cute import (
     Layout,

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import torch
 from atlas.labkit import run_ranks
+from atlas.labkit.pinned import UpstreamUnavailable
 from atlas.labkit.parallel import (
     context,
     expert,
@@ -239,7 +240,7 @@ def test_context_parallel_counts_equal_closed_forms(four_ranks: list[dict[str, A
 
 
 def test_sdpa_reference_is_causal_attention() -> None:
-    from atlas.labkit.harness import causal_attention
+    from atlas.labkit.checks.common.attention import causal_attention
 
     gen = torch.Generator().manual_seed(3)
     q, k, v = (torch.randn(10, 2, 4, generator=gen, dtype=torch.float64) for _ in range(3))
@@ -287,7 +288,7 @@ def test_bytes_per_parameter_are_measured() -> None:
 def test_rank_groups_equal_megatron_rank_generator() -> None:
     try:
         groups = harness.megatron_rank_groups({"tp": 2, "cp": 2, "ep": 1, "dp": 2, "pp": 2}, "dp")
-    except harness.UpstreamUnavailable as exc:
+    except UpstreamUnavailable as exc:
         pytest.skip(str(exc))
     assert groups == memory.rank_groups({"tp": 2, "cp": 2, "ep": 1, "dp": 2, "pp": 2}, "dp")
 

@@ -130,7 +130,8 @@ def test_count_by_building_equals_the_full_build():
 
 
 def test_registry_matches_slime_scripts_at_the_pin():
-    from atlas.labkit.models.harness import SLIME_SCRIPTS, UpstreamUnavailable, registry_vs_slime
+    from atlas.labkit.models.harness import SLIME_SCRIPTS, registry_vs_slime
+    from atlas.labkit.pinned import UpstreamUnavailable
 
     try:
         diffs = {name: registry_vs_slime(name) for name in SLIME_SCRIPTS}

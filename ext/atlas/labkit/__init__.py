@@ -9,6 +9,15 @@ show with ``labcode``, and the harness (``harness`` modules, ``ranks``, ``regist
 traces, references, units, figures.
 """
 
-from atlas.labkit.ranks import RankCrashed, RankError, RankTimeout, run_ranks
+from atlas.labkit.ranks import (
+    RankCrashed,
+    RankError,
+    RankSkipped,
+    RankTimeout,
+    in_sequence,
+    run_ranks,
+)
 
-__all__ = ["RankCrashed", "RankError", "RankTimeout", "run_ranks"]
+ROLE = "support"
+
+__all__ = ["RankCrashed", "RankError", "RankSkipped", "RankTimeout", "in_sequence", "run_ranks"]

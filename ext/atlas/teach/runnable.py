@@ -20,6 +20,7 @@ from atlas.labs.imports import LABKIT, closure, lab_modules
 from atlas.labs.model import LabSpec
 
 OUTPUT_FOLDER = "_labs"
+ALLOW_SKIPS = "ATLAS_LABS_ALLOW_SKIPS"  # the environment variable that accepts skipped labs
 
 RUNNER = '''
 
@@ -34,8 +35,10 @@ class _Runner(doctest.DocTestRunner):
         super().report_unexpected_exception(out, test, example, exc_info)
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
     import torch
+
+    allow_skips = "--allow-skips" in argv or os.environ.get(ALLOW_SKIPS, "") not in ("", "0")
 
     module = types.ModuleType("__lab__")  # objects defined in labs pickle by reference
     sys.modules["__lab__"] = module
@@ -66,11 +69,18 @@ def main() -> int:
             print(f"ok    {title} ({seconds:.2f} s)")
             counts["passed"] += 1
     print(", ".join(f"{n} {word}" for word, n in counts.items()))
-    return 1 if counts["failed"] else 0
+    if counts["failed"]:
+        return 1
+    if counts["skipped"] and not allow_skips:
+        # A skipped lab checked nothing: say so in the status too, unless the caller said that
+        # skips are expected here (no GPU, no `make upstreams` yet).
+        print(f"some labs were skipped; pass --allow-skips or set {ALLOW_SKIPS}=1 to accept")
+        return 2
+    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
 '''
 
 
@@ -111,7 +121,9 @@ Run them at home, in a clone of the book:
 
 Each lab runs as doctests, in the page's order and in one namespace, as in the book's build
 (seeded, doctest's ELLIPSIS and NORMALIZE_WHITESPACE). A failure is reported with the page
-line of its example, and the script exits with status 1.
+line of its example, and the script exits with status 1. A lab that cannot run here (no GPU,
+upstream objects missing) is skipped with its reason, and the script then exits with status 2:
+a skipped lab checked nothing. Pass --allow-skips (or set {ALLOW_SKIPS}=1) to exit 0 then.
 {upstream_note}"""
 
 from __future__ import annotations
@@ -129,6 +141,7 @@ import unittest  # noqa: E402
 from atlas.processes import seed_everything  # noqa: E402 - the book's package, installed
 
 PAGE = {page_path!r}
+ALLOW_SKIPS = {ALLOW_SKIPS!r}  # set to 1 (or pass --allow-skips) to exit 0 when labs skipped
 # (title, first line in the page, needs, expect failure, the lab's doctest text)
 LABS = [
 '''

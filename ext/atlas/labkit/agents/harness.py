@@ -26,25 +26,22 @@ from atlas.labkit.agents.trajectory import Trajectory
 # ---------------------------------------------------------------------------------------------
 # Upstream files at the pins
 # ---------------------------------------------------------------------------------------------
-from atlas.labkit.harness import UpstreamUnavailable  # noqa: E402  (one reader for all labs)
-from atlas.labkit.harness import read_upstream as _read_upstream  # noqa: E402
-
-read_upstream = functools.partial(_read_upstream, label_with_path=True)
+from atlas.labkit.pinned import read  # noqa: E402
 
 
 def _ts_number(text: str, name: str) -> float:
     match = re.search(rf"const {name} = ([0-9.]+)", text)
     if match is None:
-        raise UpstreamUnavailable(f"no `const {name} = <number>` in the file")
+        raise LookupError(f"no `const {name} = <number>` in the file (did the pin move?)")
     return float(match.group(1))
 
 
 @functools.cache
 def dsh_defaults() -> dict[str, float]:
     """DeepSeek Harness's compaction and scheduling defaults, read from its TypeScript."""
-    config, _ = read_upstream("deepseek-harness",
+    config, _ = read("deepseek-harness",
                               "packages/compaction/compaction-basic/src/config.ts")
-    loop, _ = read_upstream("deepseek-harness", "packages/core/agent-loop/src/constants.ts")
+    loop, _ = read("deepseek-harness", "packages/core/agent-loop/src/constants.ts")
     return {
         "threshold_ratio": _ts_number(config, "DEFAULT_THRESHOLD_RATIO"),
         "retain_ratio": _ts_number(config, "DEFAULT_RETAIN_RATIO"),
@@ -55,7 +52,7 @@ def dsh_defaults() -> dict[str, float]:
 @functools.cache
 def agentenv_config() -> dict[str, Any]:
     """AgentENV's shipped node configuration, ``config/default.toml`` at the pin."""
-    text, _ = read_upstream("agentenv", "config/default.toml")
+    text, _ = read("agentenv", "config/default.toml")
     return tomllib.loads(text)
 
 

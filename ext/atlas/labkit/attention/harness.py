@@ -13,20 +13,14 @@
 
 from __future__ import annotations
 
-import ast
 import math
 import re
-import sys
 import types
-from collections.abc import Callable
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Optional
 
 import torch
 
-from atlas.labkit.harness import UpstreamUnavailable as UpstreamUnavailable  # re-exported
-from atlas.labkit.harness import pinned
+from atlas.labkit.pinned import Definitions, definitions, module
 
 # -- inputs -----------------------------------------------------------------------------------
 
@@ -153,63 +147,19 @@ def einops_module() -> types.ModuleType:
 
 
 
-def upstream_reader(name: str, root: Path | None = None) -> tuple[Callable[[str], str], str]:
-    """A reader of ``name``'s files at its pin, and the label ``name@<short sha>``."""
-    files = pinned(name, root)
-    return files.read_text, files.label(7)
-
-@contextmanager
-def _modules(extra: dict[str, types.ModuleType]):
-    saved = {k: sys.modules.get(k) for k in extra}
-    sys.modules.update(extra)
-    try:
-        yield
-    finally:
-        for k, old in saved.items():
-            if old is None:
-                sys.modules.pop(k, None)
-            else:
-                sys.modules[k] = old
-
-
 def upstream_module(name: str, path: str) -> types.ModuleType:
     """Execute one upstream file (whose imports are torch, einops and the standard library)."""
-    read, label = upstream_reader(name)
-    source = read(path)
-    mod = types.ModuleType(path.removesuffix(".py").replace("/", "."))
-    mod.__file__ = f"{label}/{path}"
-    with _modules({"einops": einops_module()}):
-        exec(compile(source, mod.__file__, "exec"), mod.__dict__)
-    return mod
+    return module(name, path, {"einops": einops_module()})
 
 
 def upstream_functions(
     name: str, path: str, names: list[str], namespace: dict | None = None
-) -> dict[str, Callable]:
+) -> Definitions:
     """Execute only the top-level functions ``names`` of an upstream file, in ``namespace``.
 
     For files whose other imports (a framework, a compiled extension) cannot load on a CPU
     machine while the functions themselves need only torch.
     """
-    read, label = upstream_reader(name)
-    source = read(path)
-    tree = ast.parse(source)
-    env = {
-        "torch": torch,
-        "math": math,
-        "Optional": Optional,
-        "rearrange": rearrange,
-        "repeat": repeat,
-    }
-    env.update(namespace or {})
-    found = {}
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name in names:
-            # keep the upstream line numbers in tracebacks
-            module = ast.Module(body=[node], type_ignores=[])
-            exec(compile(module, f"{label}/{path}", "exec"), env)
-            found[node.name] = env[node.name]
-    missing = [n for n in names if n not in found]
-    if missing:
-        raise LookupError(f"{label}/{path} defines no top-level {missing}")
-    return found
+    env = {"torch": torch, "math": math, "Optional": Optional, "rearrange": rearrange,
+           "repeat": repeat, **(namespace or {})}
+    return definitions(name, path, names, env)

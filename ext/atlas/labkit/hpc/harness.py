@@ -25,7 +25,7 @@ import torch.distributed as dist
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
-from atlas.labkit.harness import UpstreamUnavailable, pinned
+from atlas.labkit.pinned import UpstreamUnavailable, pinned
 from atlas.labkit.hpc import collectives as coll
 
 
@@ -132,10 +132,6 @@ def tp_mlp_vs_dense(rank: int, world: int, tokens: int, hidden: int, ffn: int) -
 # -- NCCL's tree builder, compiled from the pin -------------------------------------------------
 
 
-def _read_upstream(name: str, path: str) -> tuple[bytes, str]:
-    files = pinned(name)
-    return files.read_bytes(path), files.pin
-
 _STUB = b"typedef enum { ncclSuccess = 0 } ncclResult_t;\n"
 _SHIM = b"""#include "trees.cc"
 extern "C" int atlas_dtree(int n, int rank, int* v) {
@@ -147,7 +143,8 @@ extern "C" int atlas_dtree(int n, int rank, int* v) {
 def nccl_dtree() -> Callable[[int, int], tuple[int, ...]]:
     """``(n, rank) -> (up0, down0_0, down0_1, up1, down1_0, down1_1)`` from NCCL's own
     ``ncclGetDtree`` at the pin, built with the system C++ compiler into a temporary folder."""
-    source, pin = _read_upstream("nccl", "src/graph/trees.cc")
+    files = pinned("nccl")
+    source, pin = files.read_bytes("src/graph/trees.cc"), files.pin
     cxx = shutil.which("g++") or shutil.which("c++")
     if cxx is None:
         raise UpstreamUnavailable("no C++ compiler to build NCCL's trees.cc")

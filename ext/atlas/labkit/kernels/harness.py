@@ -12,8 +12,6 @@
 
 from __future__ import annotations
 
-import ast
-import linecache
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -23,7 +21,7 @@ import triton
 import triton.language as tl
 from triton.runtime import interpreter as _interp
 
-from atlas.labkit.harness import UpstreamUnavailable, pinned
+from atlas.labkit.pinned import definitions, keeping
 
 FLA = "fla"
 
@@ -88,10 +86,6 @@ def trace_memory():
 
 
 
-def _fla_reader():
-    files = pinned(FLA)
-    return files.read_text, files.pin
-
 @triton.jit
 def _exp2(x):  # fla/ops/utils/op.py's default exp2 (FLA_USE_FAST_OPS unset)
     return tl.math.exp2(x.to(tl.float32))
@@ -109,22 +103,9 @@ def load_fla_kernel(path: str, name: str, keep_decorators: tuple[str, ...] = ("j
     configurations) are left out; the kernel's source stays at its real line numbers under the
     file name ``fla@<pin>/<path>``, where Triton and tracebacks find it.
     """
-    read, pin = _fla_reader()
-    text = read(path)
-    node = next(n for n in ast.parse(text).body
-                if isinstance(n, ast.FunctionDef) and n.name == name)
-    keep = [d for d in node.decorator_list
-            if any(ast.unparse(d).split("(")[0].endswith(k) for k in keep_decorators)]
-    first = min([d.lineno for d in keep] + [node.lineno])
-    lines = text.splitlines(keepends=True)
-    label = f"{FLA}@{pin[:8]}/{path}"
-    code = "".join(line if first - 1 <= i < node.end_lineno else "\n"
-                   for i, line in enumerate(lines))
-    linecache.cache[label] = (len(text), None, lines, label)  # no mtime: never evicted
-    namespace = {"__name__": f"fla_at_pin.{name}", "triton": triton, "tl": tl,
-                 "exp2": _exp2, "log2": _log2}
-    exec(compile(code, label, "exec"), namespace)
-    return namespace[name]
+    namespace = {"triton": triton, "tl": tl, "exp2": _exp2, "log2": _log2}
+    found = definitions(FLA, path, (name,), namespace, decorators=keeping(*keep_decorators))
+    return found[name]
 
 
 def fla_parallel_attention(q, k, v, block_t: int = 32, block_s: int = 16):
@@ -158,15 +139,6 @@ def fla_layer_norm(x, weight, bias, eps: float = 1e-5):
                     BD=triton.next_power_of_2(D), IS_RMS_NORM=False, HAS_RESIDUAL=False,
                     STORE_RESIDUAL_OUT=False, HAS_WEIGHT=True, HAS_BIAS=True)
     return y, mean, rstd
-
-
-def upstream_or_skip(fn, *args, **kwargs):
-    """Call ``fn``; if fla's objects are missing, print one ``SKIPPED`` line and return None."""
-    try:
-        return fn(*args, **kwargs)
-    except UpstreamUnavailable as exc:
-        print(f"SKIPPED: fla at its pin is not available here: {exc}")
-        return None
 
 
 # ------------------------------------------------------------------- checks and references

@@ -26,8 +26,7 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from atlas.labkit.harness import UpstreamUnavailable as UpstreamUnavailable  # re-exported
-from atlas.labkit.harness import pinned
+from atlas.labkit.pinned import module, read
 from atlas.labkit.registry.models import (
     MODELS,
     Model,
@@ -436,10 +435,6 @@ def run_tokens(m: Model, n_tokens: int, seed: int = 0) -> Run:
 MEGATRON_FILE = "megatron/training/theoretical_memory_usage.py"
 
 
-def _read_upstream(name: str, path: str) -> tuple[str, str]:
-    files = pinned(name)
-    return files.read_text(path), files.pin
-
 def megatron_arguments(m: Model) -> SimpleNamespace:
     """The Megatron-LM arguments that describe ``m`` (as slime's model scripts pass them)."""
     a, mlp = m.attention, m.mlp
@@ -485,13 +480,16 @@ def megatron_arguments(m: Model) -> SimpleNamespace:
 def megatron_counts(m: Model) -> dict[str, float]:
     """Run ``compute_weight_and_optimizer_memory`` from Megatron-LM at the pin on ``m``'s
     arguments and read back the totals it prints (in billions, two decimals)."""
-    text, pin = _read_upstream("megatron", MEGATRON_FILE)
-    text = text.replace("from .utils import is_hybrid_model, print_rank_0", "")
-    namespace: dict = {"print_rank_0": print, "is_hybrid_model": lambda args: False}
-    exec(compile(text, f"megatron@{pin[:8]}/{MEGATRON_FILE}", "exec"), namespace)
+    namespace = {"print_rank_0": print, "is_hybrid_model": lambda args: False}
+    megatron = module(  # its one relative import is the two helpers supplied here
+        "megatron",
+        MEGATRON_FILE,
+        namespace=namespace,
+        edit=lambda text: text.replace("from .utils import is_hybrid_model, print_rank_0", ""),
+    )
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        namespace["compute_weight_and_optimizer_memory"](megatron_arguments(m), verbose=True)
+        megatron.compute_weight_and_optimizer_memory(megatron_arguments(m), verbose=True)
     found = {}
     for line in out.getvalue().splitlines():
         if line.startswith("Total number of parameters in billions:"):
@@ -523,7 +521,7 @@ def slime_arguments(path: str) -> dict[str, str]:
     map to ``""``); shell variables for the layer count are resolved."""
     import re
 
-    text, _ = _read_upstream("slime", path)
+    text, _ = read("slime", path)
     variables = {}
     for name, value in re.findall(r"^(\w+)=(\S+)", text, re.M):
         default = re.search(r":-(\d+)\}", value)

@@ -4,22 +4,20 @@ Nothing of Megatron-LM, DeepEP or EPLB is copied here. Their source is read from
 upstream object store at the pinned commit and executed in memory: whole files where they only
 need torch (EPLB's ``eplb.py``, DeepEP's ``deep_ep/utils/refs.py``), single functions cut out by
 ``ast`` where the file imports the rest of its framework (Megatron's ``moe_utils.py``). When
-the objects are missing, the loader raises ``UpstreamUnavailable`` (a ``unittest.SkipTest``) and
-the lab shows a visible skip.
+the objects are missing, :mod:`atlas.labkit.pinned` raises ``UpstreamUnavailable`` (a
+``unittest.SkipTest``), in a rank worker too, and the lab shows a visible skip.
 """
 
 from __future__ import annotations
 
-import ast
 import math
-import sys
 import types
 from typing import Any, List, Optional, Tuple, Union
 
 import torch
 import torch.distributed as dist
 
-from atlas.labkit.harness import UpstreamUnavailable, pinned
+from atlas.labkit.pinned import Definitions, definitions, module
 from atlas.labkit.moe import dispatch as ep
 from atlas.labkit.moe import eplb as our_eplb
 from atlas.labkit.moe import router as our_router
@@ -40,85 +38,40 @@ MEGATRON_ROUTER_FUNCTIONS = (
 
 
 
-def read_upstream(name: str, path: str) -> tuple[str, str]:
-    """The text of ``path`` in upstream ``name`` at its pin, and a label ``name@sha7/path``."""
-    files = pinned(name)
-    return files.read_text(path), f"{files.label(7)}/{path}"
-
-def _exec_module(name: str, text: str, label: str, extra: dict[str, types.ModuleType]) -> types.ModuleType:
-    module = types.ModuleType(name)
-    module.__file__ = label
-    saved = {k: sys.modules.get(k) for k in extra}
-    sys.modules.update(extra)
-    try:
-        exec(compile(text, label, "exec"), module.__dict__)
-    finally:
-        for k, old in saved.items():
-            if old is None:
-                sys.modules.pop(k, None)
-            else:
-                sys.modules[k] = old
-    return module
+# Transformer Engine, the router replay and the process-group state are absent here, as on a
+# machine without them: the functions take their plain-torch paths.
+_MEGATRON_ROUTER_GLOBALS: dict[str, Any] = {
+    "torch": torch, "math": math, "Optional": Optional, "Tuple": Tuple, "List": List,
+    "Union": Union, "HAVE_TE": False, "RouterReplay": None, "parallel_state": None,
+    "is_te_min_version": lambda *_: False, "fused_moe_aux_loss": None,
+    "fused_topk_with_score_function": None, "fused_compute_score_for_moe_aux_loss": None,
+}
 
 
-def load_megatron_router() -> types.SimpleNamespace:
+def load_megatron_router() -> Definitions:
     """Megatron-LM's routing functions from ``moe_utils.py`` at the pin, cut out by ``ast`` and
     run with Transformer Engine absent (``HAVE_TE = False``), as on a machine without it."""
-    text, label = read_upstream("megatron", MEGATRON_MOE_UTILS)
-    tree = ast.parse(text)
-    wanted = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in MEGATRON_ROUTER_FUNCTIONS]
-    missing = set(MEGATRON_ROUTER_FUNCTIONS) - {n.name for n in wanted}
-    if missing:
-        raise UpstreamUnavailable(f"{label}: functions not found: {sorted(missing)}")
-    namespace: dict[str, Any] = {
-        "torch": torch, "math": math, "Optional": Optional, "Tuple": Tuple, "List": List,
-        "Union": Union, "HAVE_TE": False, "RouterReplay": None, "parallel_state": None,
-        "is_te_min_version": lambda *_: False, "fused_moe_aux_loss": None,
-        "fused_topk_with_score_function": None, "fused_compute_score_for_moe_aux_loss": None,
-    }
-    exec(compile(ast.Module(body=wanted, type_ignores=[]), label, "exec"), namespace)
-    return types.SimpleNamespace(label=label, **{n: namespace[n] for n in MEGATRON_ROUTER_FUNCTIONS})
+    return definitions(
+        "megatron", MEGATRON_MOE_UTILS, MEGATRON_ROUTER_FUNCTIONS, dict(_MEGATRON_ROUTER_GLOBALS)
+    )
 
 
 def load_eplb() -> types.ModuleType:
     """EPLB's ``eplb.py`` at the pin (it imports only torch)."""
-    text, label = read_upstream("eplb", "eplb.py")
-    return _exec_module("eplb", text, label, {})
+    return module("eplb", "eplb.py")
 
 
 def load_deepep_refs() -> types.ModuleType:
     """DeepEP's reference dispatch (``deep_ep/utils/refs.py``) at the pin. Its two helper
     imports are supplied here: ``ceil_div`` and a ``get_global_seed`` (used only by a data
     generator the labs do not call); the package's compiled extension is not needed."""
-    text, label = read_upstream("deepep", "deep_ep/utils/refs.py")
     pkg, utils = types.ModuleType("deep_ep"), types.ModuleType("deep_ep.utils")
     pkg.__path__, utils.__path__ = [], []
     envs, dmath = types.ModuleType("deep_ep.utils.envs"), types.ModuleType("deep_ep.utils.math")
     envs.get_global_seed = lambda: 0  # type: ignore[attr-defined]
     dmath.ceil_div = lambda x, y: (x + y - 1) // y  # type: ignore[attr-defined]
-    module = types.ModuleType("deep_ep.utils.refs")
-    module.__file__, module.__package__ = label, "deep_ep.utils"
     extra = {"deep_ep": pkg, "deep_ep.utils": utils, "deep_ep.utils.envs": envs, "deep_ep.utils.math": dmath}
-    saved = {k: sys.modules.get(k) for k in extra}
-    sys.modules.update(extra)
-    try:
-        exec(compile(text, label, "exec"), module.__dict__)
-    finally:
-        for k, old in saved.items():
-            if old is None:
-                sys.modules.pop(k, None)
-            else:
-                sys.modules[k] = old
-    return module
-
-
-def load_or_skip(loader: Any) -> Any:
-    """Call ``loader``; on missing objects print one ``SKIPPED: ...`` line and return None."""
-    try:
-        return loader()
-    except UpstreamUnavailable as exc:
-        print(f"SKIPPED: upstream code at its pin is not available here: {exc}")
-        return None
+    return module("deepep", "deep_ep/utils/refs.py", extra)
 
 
 def zipf(n: int, s: float, scale: float = 1.0) -> torch.Tensor:
@@ -250,13 +203,11 @@ def ep_dispatch_check(
     same_rows = torch.equal(out["flat"]["rows"][0], out["hierarchical"]["rows"][0]) and torch.equal(
         out["flat"]["rows"][1], out["hierarchical"]["rows"][1]
     )
-    refs = load_or_skip(load_deepep_refs)
-    deepep_ok = None
-    if refs is not None:
-        rx_ref, ridx_ref, _, rsrc_ref, nrecv_ref = refs.dispatch(x, experts, gates, tokens, topo.num_experts)
-        flat_src, flat_x = out["flat"]["rows"]
-        src_global = flat_src[:, 0] * tokens + flat_src[:, 1]
-        deepep_ok = torch.equal(rsrc_ref.long(), src_global) and torch.equal(rx_ref, flat_x)
+    refs = load_deepep_refs()  # absent objects skip the lab, from inside the rank too
+    rx_ref, ridx_ref, _, rsrc_ref, nrecv_ref = refs.dispatch(x, experts, gates, tokens, topo.num_experts)
+    flat_src, flat_x = out["flat"]["rows"]
+    src_global = flat_src[:, 0] * tokens + flat_src[:, 1]
+    deepep_ok = torch.equal(rsrc_ref.long(), src_global) and torch.equal(rx_ref, flat_x)
     remote = ep.expected_remote_nodes(topo.num_experts, k, topo.nodes, max_nodes)
     return {
         "combine_ok": out["flat"]["combine_ok"] and out["hierarchical"]["combine_ok"],

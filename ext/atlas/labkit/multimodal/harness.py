@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import ast
 import bisect
 import functools
 import logging
@@ -13,14 +12,14 @@ import typing
 
 import torch
 
-from atlas.labkit.parallel.harness import read_upstream, upstream_definitions
+from atlas.labkit.pinned import definitions
 from atlas.labkit.multimodal.cache import EncoderCache
 from atlas.labkit.multimodal.packing import balance, imbalance, pack_greedy
 
 
 @functools.cache
 def megatron_num_image_embeddings():
-    scope = upstream_definitions(
+    scope = definitions(
         "megatron", "megatron/core/models/vision/clip_vit_model.py", ("get_num_image_embeddings",)
     )
     return scope["get_num_image_embeddings"]
@@ -30,19 +29,18 @@ def megatron_num_image_embeddings():
 def megatron_align_embeddings():
     """The method ``MimoModel.align_embeddings_by_token_positions`` at the pin, compiled on its
     own (its body uses only torch and a logger); call it with ``self=None``."""
-    path = "megatron/core/models/mimo/model/base.py"
-    text, label = read_upstream("megatron", path)
-    cls = next(n for n in ast.parse(text).body if isinstance(n, ast.ClassDef) and n.name == "MimoModel")
-    fn = next(n for n in cls.body if isinstance(n, ast.FunctionDef)
-              and n.name == "align_embeddings_by_token_positions")
-    scope = {"torch": torch, "Dict": typing.Dict, "logger": logging.getLogger("mimo")}
-    exec(compile(ast.Module(body=[fn], type_ignores=[]), f"{label}/{path}", "exec"), scope)
+    scope = definitions(
+        "megatron",
+        "megatron/core/models/mimo/model/base.py",
+        ("MimoModel.align_embeddings_by_token_positions",),
+        {"torch": torch, "Dict": typing.Dict, "logger": logging.getLogger("mimo")},
+    )
     return functools.partial(scope["align_embeddings_by_token_positions"], None)
 
 
 @functools.cache
 def megatron_greedy_knapsack():
-    scope = upstream_definitions(
+    scope = definitions(
         "megatron", "examples/multimodal/dataset_helpers.py", ("search_for_fit", "greedy_knapsack"),
         {"bisect": bisect, "List": typing.List},
     )

@@ -14,14 +14,14 @@ import typing
 import torch
 import torch.nn.functional as F
 
-from atlas.labkit.parallel.harness import upstream_definitions
-from atlas.labkit.normalization.norms import add_rms_norm, layer_norm, qk_norm_logits, rms_norm
+from atlas.labkit.pinned import definitions
+from atlas.labkit.normalization.norms import add_rms_norm
 from atlas.labkit.normalization.stacks import HyperConnection, Stack, grad_norms_per_layer, sinkhorn
 
 
 @functools.cache
 def flash_attn_refs() -> dict:
-    return upstream_definitions(
+    return definitions(
         "flash-attention",
         "flash_attn/ops/triton/layer_norm.py",
         ("layer_norm_ref", "rms_norm_ref"),
@@ -31,7 +31,7 @@ def flash_attn_refs() -> dict:
 
 @functools.cache
 def megatron_bias_dropout_add():
-    scope = upstream_definitions(
+    scope = definitions(
         "megatron",
         "megatron/core/fusions/fused_bias_dropout.py",
         ("_bias_dropout_add_func",),
@@ -45,7 +45,7 @@ def megatron_l2norm() -> type:
     class _Protocol:  # LayerNormInterface is a typing.Protocol; a plain base stands in
         pass
 
-    scope = upstream_definitions(
+    scope = definitions(
         "megatron",
         "megatron/core/transformer/torch_norm.py",
         ("L2Norm",),

@@ -10,10 +10,8 @@ the implementations; this module only builds inputs, runs, and compares.
 
 from __future__ import annotations
 
-import ast
 import functools
 import math
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -549,18 +547,6 @@ def pipeline_matches_sequential(
     }
 
 
-def in_sequence(
-    rank: int, world_size: int, calls: Sequence[tuple[Callable[..., Any], ...]]
-) -> list[Any]:
-    """Run several rank functions one after another in the same process group.
-
-    ``run_ranks(in_sequence, 4, [(f, "a"), (f, "b")])`` returns, for each rank, the list
-    ``[f(rank, 4, "a"), f(rank, 4, "b")]``. Why: starting ranks and their process group costs
-    more than the small checks themselves, so a lab that compares variants starts them once.
-    """
-    return [fn(rank, world_size, *args) for fn, *args in calls]
-
-
 # ---------------------------------------------------------------------------------------------
 # Activation memory, measured: the tensors autograd keeps for one rank's GPT layer
 # ---------------------------------------------------------------------------------------------
@@ -667,37 +653,14 @@ def measured_activation_bytes(
 # ---------------------------------------------------------------------------------------------
 
 
-from atlas.labkit.harness import UpstreamUnavailable, read_upstream  # noqa: E402, F401
-
-
-def upstream_definitions(
-    name: str, path: str, symbols: Sequence[str], namespace: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """Execute only the top-level definitions ``symbols`` of ``path`` at the pin (found with
-    ``ast``, in file order) in a fresh namespace, so that a module whose imports need a GPU
-    stack can still lend a pure function or class. Returns the namespace."""
-    text, label = read_upstream(name, path)
-    tree = ast.parse(text)
-    wanted = [
-        node
-        for node in tree.body
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in symbols
-    ]
-    missing = set(symbols) - {node.name for node in wanted}
-    if missing:
-        raise UpstreamUnavailable(f"{label} {path} has no {', '.join(sorted(missing))}")
-    module = ast.Module(body=wanted, type_ignores=[])
-    scope: dict[str, Any] = {"__name__": f"{label}/{path}", **(namespace or {})}
-    exec(compile(module, f"{label}/{path}", "exec"), scope)
-    scope["__label__"] = label
-    return scope
+from atlas.labkit.pinned import definitions  # noqa: E402
 
 
 @functools.cache
 def _megatron_rank_generator() -> type:
     import typing
 
-    scope = upstream_definitions(
+    scope = definitions(
         "megatron",
         "megatron/core/parallel_state.py",
         ("generate_masked_orthogonal_rank_groups", "RankGenerator"),

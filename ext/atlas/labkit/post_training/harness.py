@@ -3,12 +3,9 @@
 Nothing here is taught; the labs use it to check the taught modules against something
 independent of them.
 
-- :func:`upstream_defs` executes chosen top-level functions or classes (or one method of a
-  class) of one upstream file at the book's pin, read from the upstream object store: no copy
-  of slime, Megatron-LM or checkpoint-engine lives in this repository. Decorators such as
-  ``@torch.compile`` or ``@ray.remote`` are dropped, so the plain Python body runs on a CPU.
-  :class:`UpstreamUnavailable` (a ``unittest.SkipTest``) is raised where the objects are
-  absent, so the lab is skipped visibly.
+- :func:`upstream_defs` is :func:`atlas.labkit.pinned.definitions` with the decorators that
+  need a GPU stack or a cluster (``@torch.compile``, ``@ray.remote``) dropped, so the plain
+  Python body runs on a CPU; a lab whose upstream objects are absent is skipped.
 - Loaders of the upstream functions the labs compare with (slime's rewards and losses, GAE,
   parameter gathering and conversion, its two training loops; checkpoint-engine's bucket
   planner; Megatron-LM's GRPO functions).
@@ -18,65 +15,23 @@ independent of them.
 
 from __future__ import annotations
 
-import ast
 import functools
 import logging
 import math
-import sys
 import types
 from typing import Any
 
 import torch
 
-from atlas.labkit.harness import UpstreamUnavailable  # noqa: E402  (one reader for all labs)
-from atlas.labkit.harness import read_upstream as _read_upstream  # noqa: E402
+from atlas.labkit.pinned import definitions, dropping
+from atlas.labkit.pinned import read as _read
 
-read_upstream = functools.partial(_read_upstream, label_with_path=True)
+read_upstream = functools.partial(_read, with_path=True)
 
-
-_DROPPED = ("torch.compile", "ray.remote", "trace_function")
-
-
-def _dropped(decorator: ast.expr) -> bool:
-    return ast.unparse(decorator).startswith(_DROPPED)
-
-
-def upstream_defs(
-    name: str, path: str, symbols: tuple[str, ...], namespace: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """Execute the top-level definitions ``symbols`` of ``path`` at the pin, in file order, in a
-    fresh namespace seeded with ``namespace``. ``"Class.method"`` takes one method out of a
-    class as a plain function of ``self``. Decorators that need a GPU stack or a cluster
-    (``torch.compile``, ``ray.remote``, slime's tracing) are dropped; others, such as
-    ``dataclasses.dataclass``, stay. Returns the namespace."""
-    text, label = read_upstream(name, path)
-    tree = ast.parse(text)
-    wanted: list[ast.stmt] = []
-    found: set[str] = set()
-    for node in tree.body:
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        if node.name in symbols:
-            node.decorator_list = [d for d in node.decorator_list if not _dropped(d)]
-            wanted.append(node)
-            found.add(node.name)
-        if isinstance(node, ast.ClassDef):
-            for item in node.body:
-                dotted = f"{node.name}.{item.name}" if hasattr(item, "name") else ""
-                if dotted in symbols and isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    item.decorator_list = [d for d in item.decorator_list if not _dropped(d)]
-                    wanted.append(item)
-                    found.add(dotted)
-    missing = set(symbols) - found
-    if missing:
-        raise UpstreamUnavailable(f"{label} has no {', '.join(sorted(missing))}")
-    code = compile(ast.Module(body=wanted, type_ignores=[]), label, "exec")
-    module = types.ModuleType(label)  # registered, so that dataclasses can find their module
-    module.__dict__.update(namespace or {})
-    sys.modules[label] = module
-    exec(code, module.__dict__)  # noqa: S102 - upstream code at the pin
-    module.__dict__["__label__"] = label
-    return module.__dict__
+# Decorators that need a GPU stack or a cluster; others, such as ``dataclasses.dataclass``, stay.
+upstream_defs = functools.partial(
+    definitions, decorators=dropping("torch.compile", "ray.remote", "trace_function")
+)
 
 
 _QUIET = logging.getLogger("post_training_upstream")
@@ -121,7 +76,7 @@ def slime_ppo() -> types.SimpleNamespace:
         "chunked_gae",
     )
     scope = upstream_defs("slime", SLIME_PPO, names, {"torch": torch, "F": F})
-    return types.SimpleNamespace(label=scope["__label__"], **{n: scope[n] for n in names})
+    return types.SimpleNamespace(label=scope.label, **{n: scope[n] for n in names})
 
 
 @functools.cache
@@ -145,7 +100,7 @@ def slime_loss() -> types.SimpleNamespace:
         vanilla_tis_function=loss["vanilla_tis_function"],
         icepop_function=loss["icepop_function"],
         get_sum_of_sample_mean=cp["get_sum_of_sample_mean"],
-        label=loss["__label__"],
+        label=loss.label,
     )
 
 
@@ -196,7 +151,7 @@ def megatron_grpo() -> types.SimpleNamespace:
     return types.SimpleNamespace(
         advantages=scope["calculate_grpo_advantages"],
         loss=scope["calculate_grpo_loss"],
-        label=scope["__label__"],
+        label=scope.label,
     )
 
 

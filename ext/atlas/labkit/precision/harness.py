@@ -18,7 +18,6 @@ A missing upstream raises :class:`UpstreamUnavailable`, a ``SkipTest``.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
 import importlib.util
@@ -31,31 +30,10 @@ from typing import Any
 
 import torch
 
-from atlas.labkit.harness import UpstreamUnavailable, read_upstream  # noqa: E402, F401
+from atlas.labkit.pinned import UpstreamUnavailable, definitions, drop_all
 
-
-def _find(body: list[ast.stmt], dotted: str) -> ast.stmt:
-    """A definition by dotted path: ``f``, ``C``, ``C.m`` or ``f.inner`` (a nested function)."""
-    head, _, rest = dotted.partition(".")
-    for node in body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == head:
-            if not rest:
-                node.decorator_list = []  # torch.no_grad() and the like: not needed here
-                return node
-            return _find(node.body, rest)
-    raise LookupError(f"no definition {dotted}")
-
-
-def upstream_defs(
-    name: str, path: str, symbols: tuple[str, ...], namespace: dict[str, Any]
-) -> dict:
-    """Execute the definitions ``symbols`` of ``path`` at the pin in ``namespace``."""
-    text, label = read_upstream(name, path)
-    tree = ast.parse(text)
-    nodes = [_find(tree.body, s) for s in symbols]
-    scope: dict[str, Any] = {"__name__": f"{label}/{path}", **namespace}
-    exec(compile(ast.Module(body=nodes, type_ignores=[]), f"{label}/{path}", "exec"), scope)
-    return scope
+# Their decorators (``torch.no_grad()`` and the like) are not needed to run them here.
+upstream_defs = functools.partial(definitions, decorators=drop_all)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ Nothing here is taught; the pages quote the modules next to this one.
 
 from __future__ import annotations
 
-import ast
 import copy
 import math
 import random
@@ -15,7 +14,7 @@ from typing import Any
 
 import torch
 
-from atlas.labkit.harness import UpstreamUnavailable, pinned
+from atlas.labkit.pinned import definitions
 from atlas.labkit.speculative.model import KVCache, TinyLM
 from atlas.labkit.speculative.sampling import expected_tokens, verify
 
@@ -181,27 +180,6 @@ def branch_by_branch(
 
 
 
-def read_upstream(name: str, path: str) -> tuple[str, str]:
-    """The text of ``path`` in upstream ``name`` at its pin, and the label ``name@<sha>``."""
-    files = pinned(name)
-    return files.read_text(path), files.label(8)
-
-def upstream_definitions(name: str, path: str, symbols, namespace=None) -> dict[str, Any]:
-    """Execute only the top-level definitions ``symbols`` of ``path`` at the pin."""
-    text, label = read_upstream(name, path)
-    wanted = [
-        node
-        for node in ast.parse(text).body
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in symbols
-    ]
-    missing = set(symbols) - {node.name for node in wanted}
-    if missing:
-        raise UpstreamUnavailable(f"{label} {path} has no {', '.join(sorted(missing))}")
-    scope: dict[str, Any] = {"__name__": f"{label}/{path}", **(namespace or {})}
-    exec(compile(ast.Module(body=wanted, type_ignores=[]), f"{label}/{path}", "exec"), scope)
-    return scope
-
-
 class _NoTimer:
     """EAGLE wraps its buffer builder in a CUDA-synchronising timer; on a CPU it does nothing."""
 
@@ -217,7 +195,7 @@ class _NoTimer:
 
 def eagle_tree_buffers(choices: list[list[int]]) -> dict[str, torch.Tensor]:
     """EAGLE's ``generate_tree_buffers`` (eagle/model/utils.py at the pin) on ``choices``."""
-    scope = upstream_definitions(
+    scope = definitions(
         "eagle",
         "eagle/model/utils.py",
         ("generate_tree_buffers", "pad_path"),
@@ -228,7 +206,7 @@ def eagle_tree_buffers(choices: list[list[int]]) -> dict[str, torch.Tensor]:
 
 def eagle_evaluate_posterior():
     """EAGLE's ``evaluate_posterior`` (eagle/model/utils.py at the pin)."""
-    scope = upstream_definitions(
+    scope = definitions(
         "eagle", "eagle/model/utils.py", ("evaluate_posterior",), {"torch": torch, "random": random}
     )
     return scope["evaluate_posterior"]
@@ -267,7 +245,7 @@ def eagle_tree_law(P: torch.Tensor, Q: torch.Tensor, k: int, n: int, seed: int =
 
 def megatron_mtp_utils() -> dict[str, Any]:
     """``verify_speculative_tokens`` and ``rewind_kv_cache`` from Megatron-LM at the pin."""
-    return upstream_definitions(
+    return definitions(
         "megatron",
         "megatron/core/inference/text_generation_controllers/mtp_utils_pytorch.py",
         ("verify_speculative_tokens", "rewind_kv_cache"),
@@ -379,11 +357,7 @@ def simulated_speedup(model, gpu, batch: int, context: int, gamma: int, alpha: f
 
 def eagle_choices(name: str = "mc_sim_7b_63") -> list[list[int]]:
     """A static tree shape from EAGLE's ``eagle/model/choices.py`` at the pin."""
-    text, label = read_upstream("eagle", "eagle/model/choices.py")
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == name:
-            return ast.literal_eval(node.value)
-    raise UpstreamUnavailable(f"{label} eagle/model/choices.py has no {name}")
+    return definitions("eagle", "eagle/model/choices.py", [name])[name]
 
 
 def tree_pass_equals_branches(choices, vocab: int = 48, prompt_len: int = 7, seed: int = 0):

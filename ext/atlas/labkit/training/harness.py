@@ -3,12 +3,9 @@
 Nothing here is taught; the labs use it to check the taught modules against something
 independent of them.
 
-- :func:`megatron_defs` executes chosen top-level functions, classes or methods of one
-  Megatron-LM file at the book's pin, read from the upstream object store (no copy of Megatron
-  lives in this repository). Only the named definitions run, against the globals a lab passes
-  in, so a file whose imports need CUDA, Apex or Transformer Engine can still lend one pure
-  function. :class:`UpstreamUnavailable` (a ``unittest.SkipTest``) is raised where the objects
-  are absent, so the lab is skipped visibly.
+- Megatron-LM's own functions at the pin, each cut out of its file by
+  :func:`atlas.labkit.pinned.definitions` (which skips the lab when the objects are absent)
+  and wrapped to take this chapter's inputs.
 - :data:`cpu_torch` is ``torch`` with ``device=...`` dropped from tensor factories, for
   Megatron code that places its scalars on ``'cuda'``.
 - :class:`SavedBytes` counts the bytes autograd keeps for backward (saved-tensor hooks).
@@ -17,16 +14,13 @@ independent of them.
 
 from __future__ import annotations
 
-import ast
-import sys
 import types
 from collections.abc import Iterable
 from typing import Any
 
 import torch
 
-from atlas.labkit.harness import UpstreamUnavailable as UpstreamUnavailable  # re-exported
-from atlas.labkit.harness import pinned
+from atlas.labkit.pinned import definitions, registered
 
 UPSTREAM = "megatron"
 _QUIET = __import__("logging").getLogger("megatron_at_pin")  # Megatron's log lines stay out of labs
@@ -35,58 +29,6 @@ _QUIET.propagate = False
 
 
 
-
-
-def megatron_source(path: str) -> tuple[str, str]:
-    """The text of ``path`` in Megatron-LM at the book's pin, and the label ``megatron@<sha>``."""
-    files = pinned(UPSTREAM)
-    return files.read_text(path), files.label(7)
-
-def _find(tree: ast.Module, name: str, path: str) -> ast.stmt:
-    """The definition ``name`` (``f``, ``C``, ``C.method`` or a constant) in a parsed module."""
-    owner, _, member = name.rpartition(".")
-    body: list[ast.stmt] = tree.body
-    if owner:
-        cls = next(
-            (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == owner), None
-        )
-        if cls is None:
-            raise LookupError(f"{path}: no class {owner}")
-        body = cls.body
-    for node in body:
-        if not owner and isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == member for t in node.targets
-        ):
-            return node  # a module constant
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == member:
-            if owner and isinstance(node, ast.FunctionDef):
-                node.decorator_list = []  # a method runs as a plain function of ``self``
-            return node
-    raise LookupError(f"{path}: no definition {name}")
-
-
-def megatron_defs(
-    path: str, names: Iterable[str], namespace: dict[str, Any] | None = None
-) -> types.SimpleNamespace:
-    """Execute the definitions ``names`` of Megatron-LM's ``path`` at the pin, in order.
-
-    ``namespace`` supplies the globals they need (``numpy``, ``torch``, ``math``...). A method
-    ``C.m`` becomes a plain function ``m(self, ...)``. Returns the definitions by their short
-    names, and ``label`` (``megatron@<sha>:path``).
-    """
-    text, label = megatron_source(path)
-    tree = ast.parse(text)
-    names = list(names)
-    nodes = [_find(tree, name, path) for name in names]
-    code = compile(ast.Module(body=nodes, type_ignores=[]), f"{label}/{path}", "exec")
-    # A module object under a name of its own: dataclasses look their class's module up.
-    module = types.ModuleType(f"megatron_at_pin.{path}")
-    module.__dict__.update(namespace or {})
-    sys.modules[module.__name__] = module
-    scope = module.__dict__
-    exec(code, scope)
-    found = {name.rpartition(".")[2]: scope[name.rpartition(".")[2]] for name in names}
-    return types.SimpleNamespace(label=f"{label}:{path}", **found)
 
 
 class _CPUTorch(types.ModuleType):
@@ -167,7 +109,8 @@ class SavedBytes:
 
 def megatron_flops(m: Any, seq: int, batch: int) -> float:
     """Megatron's ``num_floating_point_operations`` for a dense registry model."""
-    ns = megatron_defs(
+    ns = definitions(
+        UPSTREAM,
         "megatron/training/training.py",
         ["num_floating_point_operations"],
         {"is_hybrid_model": lambda args: False, "is_linear_attention_variant": lambda v: False},
@@ -189,7 +132,8 @@ def megatron_grad_scaler() -> type:
     from abc import ABC, abstractmethod
     from typing import Dict
 
-    ns = megatron_defs(
+    ns = definitions(
+        UPSTREAM,
         "megatron/core/optimizer/grad_scaler.py",
         ["MegatronGradScaler", "DynamicGradScaler"],
         {"torch": cpu_torch, "ABC": ABC, "abstractmethod": abstractmethod, "Dict": Dict},
@@ -202,7 +146,8 @@ def megatron_param_ranges(numels: list[int], dp: int, rank: int) -> list[dict[st
     one bucket (offset 0), this rank's shard of the padded buffer as its world range."""
     from typing import Dict, Tuple
 
-    ns = megatron_defs(
+    ns = definitions(
+        UPSTREAM,
         "megatron/core/optimizer/distrib_optimizer.py",
         ["Range", "DistributedOptimizer._build_model_gbuf_param_range_map"],
         {"Dict": Dict, "Tuple": Tuple, "torch": torch},
@@ -236,7 +181,7 @@ def megatron_sharded_tensor() -> type:
     scope.update(torch=torch, ABC=ABC, abstractmethod=abstractmethod, dataclass=dataclass,
                  field=field, replace=replace, CheckpointingException=CheckpointingException)
     scope["ReplicaId"] = typing.Union[int, typing.Tuple[int, ...]]
-    ns = megatron_defs("megatron/core/dist_checkpointing/mapping.py", ["ShardedBase", "ShardedTensor"], scope)
+    ns = definitions(UPSTREAM, "megatron/core/dist_checkpointing/mapping.py", ["ShardedBase", "ShardedTensor"], scope)
     return ns.ShardedTensor
 
 
@@ -265,7 +210,7 @@ def megatron_indexed() -> types.SimpleNamespace:
                  MultiStorageClientFeature=msc)
     names = ["_INDEX_HEADER", "DType", "_IndexWriter", "_IndexReader", "_BinReader", "_MMapBinReader",
              "IndexedDatasetBuilder", "get_idx_path", "get_bin_path"]
-    return megatron_defs("megatron/core/datasets/indexed_dataset.py", names, scope)
+    return definitions(UPSTREAM, "megatron/core/datasets/indexed_dataset.py", names, scope)
 
 
 def megatron_gpt_indices(reader: Any, seq_length: int, num_samples: int, seed: int) -> tuple[Any, Any, Any]:
@@ -277,7 +222,6 @@ def megatron_gpt_indices(reader: Any, seq_length: int, num_samples: int, seed: i
     """
     import logging
     import os
-    import sys
     import time
     import typing
 
@@ -293,7 +237,8 @@ def megatron_gpt_indices(reader: Any, seq_length: int, num_samples: int, seed: i
     scope = {k: getattr(typing, k) for k in ("Dict", "Optional", "Tuple")}
     scope.update(numpy=numpy, os=os, time=time, torch=torch, logging=logging, Split=split,
                  logger=_QUIET, log_single_rank=lambda *a, **k: None)
-    ns = megatron_defs(
+    ns = definitions(
+        UPSTREAM,
         "megatron/core/datasets/gpt_dataset.py",
         ["GPTDataset._build_document_sample_shuffle_indices", "GPTDataset._get_num_tokens_per_epoch",
          "GPTDataset._get_num_epochs", "_build_document_index", "_build_shuffle_index"],
@@ -311,21 +256,13 @@ def megatron_gpt_indices(reader: Any, seq_length: int, num_samples: int, seed: i
     )
     fake._get_num_tokens_per_epoch = types.MethodType(ns._get_num_tokens_per_epoch, fake)
     fake._get_num_epochs = types.MethodType(ns._get_num_epochs, fake)
-    saved = {k: sys.modules.get(k) for k in ("megatron.core.datasets", "megatron.core.datasets.helpers")}
-    sys.modules.update({"megatron.core.datasets": pkg, "megatron.core.datasets.helpers": helpers})
-    try:
+    with registered({"megatron.core.datasets": pkg, "megatron.core.datasets.helpers": helpers}):
         return ns._build_document_sample_shuffle_indices(fake)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                sys.modules.pop(k, None)
-            else:
-                sys.modules[k] = v
 
 
 def megatron_sampler() -> type:
     """Megatron's ``MegatronPretrainingSampler`` class."""
-    ns = megatron_defs("megatron/training/datasets/data_samplers.py", ["MegatronPretrainingSampler"])
+    ns = definitions(UPSTREAM, "megatron/training/datasets/data_samplers.py", ["MegatronPretrainingSampler"])
     return ns.MegatronPretrainingSampler
 
 
@@ -333,7 +270,8 @@ def megatron_memory(m: Any, lay: Any, seq: int, micro_batch: int, num_microbatch
     """Megatron's theoretical weight-and-optimizer and activation bytes (SP, selective)."""
     import math
 
-    ns = megatron_defs(
+    ns = definitions(
+        UPSTREAM,
         "megatron/training/theoretical_memory_usage.py",
         ["compute_weight_and_optimizer_memory", "compute_activation_memory"],
         {"math": math, "print_rank_0": lambda *a: None, "is_hybrid_model": lambda a: False},
@@ -361,7 +299,7 @@ def megatron_spike_test(threshold: float, num_samples: int) -> Any:
     of one value (the loss as a 0-dim tensor)."""
     import math
 
-    ns = megatron_defs("megatron/core/rerun_state_machine.py",
+    ns = definitions(UPSTREAM, "megatron/core/rerun_state_machine.py",
                        ["RerunStateMachine.is_unexpectedly_large"],
                        {"math": math, "torch": torch, "logger": _QUIET})
     state = types.SimpleNamespace(large_value_counts={}, max_values={})

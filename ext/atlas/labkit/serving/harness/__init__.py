@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from atlas.labkit.harness import causal_attention
+from atlas.labkit.checks.common.attention import causal_attention
 from atlas.labkit.serving.block_allocator import BlockAllocator
 from atlas.labkit.serving.harness import nanovllm  # noqa: F401 - the upstream loader
 from atlas.labkit.serving.models import ModelConfig

@@ -4,7 +4,7 @@ Nothing of nano-vllm is copied into this repository: the modules are read throug
 ``atlas.upstream``'s object store at the pinned commit and executed in memory, under their
 own names, so tracebacks point at ``nano-vllm@<sha>/nanovllm/...``. When the objects are
 absent (no ``make upstreams`` yet, a CI without network) the loader raises
-``UpstreamUnavailable`` and ``load_or_skip`` prints one visible skip line instead.
+``UpstreamUnavailable`` (:mod:`atlas.labkit.pinned`), and the lab is skipped visibly.
 
 ``scheduler.py`` imports ``nanovllm.config``, whose module body loads a Hugging Face config
 through ``transformers``. The scheduler reads only five fields of it, so for the scheduler
@@ -15,15 +15,13 @@ runs the real ``sampling_params``, ``sequence``, ``block_manager`` and ``schedul
 from __future__ import annotations
 
 import random
-import sys
 import types
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from atlas.labkit.harness import UpstreamUnavailable, pinned
+from atlas.labkit.pinned import definitions, package, pinned
 
 UPSTREAM = "nano-vllm"
 BLOCK_MANAGER_FILES = (
@@ -49,68 +47,15 @@ class SchedulerConfig:
 
 
 
-def _module_name(path: str) -> str:
-    return path.removesuffix(".py").replace("/", ".")
+def _label(root: Path | None) -> str:
+    """``nano-vllm@<short sha>``: the pin that the labs print."""
+    return pinned(UPSTREAM, root).label(7)
 
-
-@contextmanager
-def _registered(modules: dict[str, types.ModuleType]) -> Iterator[None]:
-    """Make ``modules`` importable by name while they execute, then restore sys.modules."""
-    saved = {name: sys.modules.get(name) for name in modules}
-    sys.modules.update(modules)
-    try:
-        yield
-    finally:
-        for name, old in saved.items():
-            if old is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = old
-
-
-def exec_modules(
-    read: Callable[[str], bytes],
-    files: tuple[str, ...],
-    label: str,
-    extra: dict[str, types.ModuleType] | None = None,
-) -> dict[str, types.ModuleType]:
-    """Execute ``files`` (in dependency order) as a package tree read through ``read(path)``.
-
-    Parent packages are created empty; ``extra`` modules (by dotted name) are importable
-    while the files run. Returns every module by dotted name.
-    """
-    modules: dict[str, types.ModuleType] = dict(extra or {})
-    for path in files:
-        parts = _module_name(path).split(".")
-        for i in range(1, len(parts)):
-            pkg = ".".join(parts[:i])
-            if pkg not in modules:
-                package = types.ModuleType(pkg)
-                package.__path__ = []
-                modules[pkg] = package
-    sources = {path: read(path) for path in files}  # read all first: fail before executing
-    for path in files:
-        module = types.ModuleType(_module_name(path))
-        module.__file__ = f"{label}/{path}"
-        modules[module.__name__] = module
-    with _registered(modules):
-        for path in files:
-            module = modules[_module_name(path)]
-            exec(compile(sources[path], module.__file__, "exec"), module.__dict__)
-            parent, _, leaf = module.__name__.rpartition(".")
-            setattr(modules[parent], leaf, module)
-    return modules
-
-
-def _reader(root: Path | None) -> tuple[Callable[[str], bytes], str]:
-    """A blob reader for nano-vllm at its pin, and the label ``nano-vllm@<short sha>``."""
-    files = pinned(UPSTREAM, root)
-    return files.read_bytes, files.label(7)
 
 def load_block_manager(root: Path | None = None) -> types.SimpleNamespace:
     """nano-vllm's ``BlockManager``, ``Sequence`` and ``SamplingParams`` at the pin."""
-    read, label = _reader(root)
-    mods = exec_modules(read, BLOCK_MANAGER_FILES, label)
+    label = _label(root)
+    mods = package(UPSTREAM, BLOCK_MANAGER_FILES, root=root)
     return types.SimpleNamespace(
         label=label,
         BlockManager=mods["nanovllm.engine.block_manager"].BlockManager,
@@ -121,10 +66,10 @@ def load_block_manager(root: Path | None = None) -> types.SimpleNamespace:
 
 def load_scheduler(root: Path | None = None) -> types.SimpleNamespace:
     """nano-vllm's ``Scheduler`` (with its real block manager) at the pin."""
-    read, label = _reader(root)
+    label = _label(root)
     config = types.ModuleType("nanovllm.config")
     config.Config = SchedulerConfig  # type: ignore[attr-defined]
-    mods = exec_modules(read, SCHEDULER_FILES, label, extra={"nanovllm.config": config})
+    mods = package(UPSTREAM, SCHEDULER_FILES, {"nanovllm.config": config}, root=root)
     return types.SimpleNamespace(
         label=label,
         Scheduler=mods["nanovllm.engine.scheduler"].Scheduler,
@@ -136,17 +81,7 @@ def load_scheduler(root: Path | None = None) -> types.SimpleNamespace:
 
 def load_linear(root: Path | None = None) -> types.ModuleType:
     """nano-vllm's tensor-parallel linear layers (``nanovllm/layers/linear.py``) at the pin."""
-    read, label = _reader(root)
-    return exec_modules(read, LINEAR_FILES, label)["nanovllm.layers.linear"]
-
-
-def load_or_skip(loader: Callable[[], types.SimpleNamespace]) -> types.SimpleNamespace | None:
-    """Call ``loader``; on missing objects print one ``SKIPPED: ...`` line and return None."""
-    try:
-        return loader()
-    except UpstreamUnavailable as exc:
-        print(f"SKIPPED: nano-vllm at its pin is not available here: {exc}")
-        return None
+    return package(UPSTREAM, LINEAR_FILES, root=root)["nanovllm.layers.linear"]
 
 
 def prefix_hits(
@@ -326,16 +261,9 @@ def load_model_runner(root: Path | None = None) -> types.SimpleNamespace:
     context they set and read is a plain holder here (:class:`_Context`): it only carries the
     batch's metadata from ``run_model`` to the (absent) attention layers.
     """
-    import ast
-
-    read, label = _reader(root)
-    tree = ast.parse(read(MODEL_RUNNER))
-    runner = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ModelRunner")
-    methods = [n for n in runner.body if isinstance(n, ast.FunctionDef) and n.name in RUNNER_METHODS]
-    if {m.name for m in methods} != set(RUNNER_METHODS):
-        raise UpstreamUnavailable(f"{label} {MODEL_RUNNER} lacks one of {RUNNER_METHODS}")
-    code = compile(ast.Module(body=methods, type_ignores=[]), f"{label}/{MODEL_RUNNER}", "exec")
-    return types.SimpleNamespace(label=label, code=code, context=_Context())
+    files = pinned(UPSTREAM, root)
+    files.read_bytes(MODEL_RUNNER)  # absent objects skip the lab here, before any set-up
+    return types.SimpleNamespace(label=files.label(7), root=root, context=_Context())
 
 
 def _runner_self(
@@ -370,8 +298,8 @@ def _runner_self(
         "get_context": ns.context.get_context,
         "reset_context": ns.context.reset_context,
     }
-    exec(ns.code, scope)
-    return runner, scope
+    methods = [f"ModelRunner.{name}" for name in RUNNER_METHODS]
+    return runner, definitions(UPSTREAM, MODEL_RUNNER, methods, scope, root=ns.root)
 
 
 def nanovllm_kv_blocks(
