@@ -15,31 +15,30 @@ import pytest
 import torch
 from atlas.labkit import run_ranks
 from atlas.labkit.pinned import UpstreamUnavailable
-from atlas.labkit.parallel import (
-    context,
-    expert,
-    harness,
-    in_sequence,
-    memory,
-    pipeline,
-    tensor,
-)
+from atlas.labkit.parallel import context, expert, in_sequence, memory, pipeline, tensor
+from atlas.labkit.checks.parallel.common import measured_activation_bytes
+from atlas.labkit.checks.parallel.context import ring_attention_matches_full, sdpa_causal, ulysses_matches_full
+from atlas.labkit.checks.parallel.data import clipping_matches_dense, data_parallel_matches_reference, hsdp_matches_dense, matrix_update_shards, train_reference, zero_memory_matches_ledger
+from atlas.labkit.checks.parallel.expert import ep_moe_matches_reference, router_gradient
+from atlas.labkit.checks.parallel.index import measured_bytes_per_param, megatron_rank_groups
+from atlas.labkit.checks.parallel.pipeline import pipeline_matches_sequential
+from atlas.labkit.checks.parallel.tensor import parallel_mlp_matches_dense
 
 SUITE: dict[str, tuple[Any, ...]] = {
-    "ddp": (harness.data_parallel_matches_reference, "ddp", 3),
-    "zero1": (harness.data_parallel_matches_reference, "zero1", 3),
-    "zero2": (harness.data_parallel_matches_reference, "zero2", 3),
-    "zero3": (harness.data_parallel_matches_reference, "zero3", 3),
-    "tp": (harness.parallel_mlp_matches_dense, False),
-    "sp": (harness.parallel_mlp_matches_dense, True),
-    "gpipe": (harness.pipeline_matches_sequential, "gpipe", 4),
-    "1f1b": (harness.pipeline_matches_sequential, "1f1b", 8),
-    "interleaved": (harness.pipeline_matches_sequential, "interleaved", 8, 2),
-    "ring": (harness.ring_attention_matches_full, False),
-    "ring_balanced": (harness.ring_attention_matches_full, True),
-    "ulysses": (harness.ulysses_matches_full,),
-    "ep": (harness.ep_moe_matches_reference, 8, 2, None),
-    "ep_capped": (harness.ep_moe_matches_reference, 8, 2, 1.0),
+    "ddp": (data_parallel_matches_reference, "ddp", 3),
+    "zero1": (data_parallel_matches_reference, "zero1", 3),
+    "zero2": (data_parallel_matches_reference, "zero2", 3),
+    "zero3": (data_parallel_matches_reference, "zero3", 3),
+    "tp": (parallel_mlp_matches_dense, False),
+    "sp": (parallel_mlp_matches_dense, True),
+    "gpipe": (pipeline_matches_sequential, "gpipe", 4),
+    "1f1b": (pipeline_matches_sequential, "1f1b", 8),
+    "interleaved": (pipeline_matches_sequential, "interleaved", 8, 2),
+    "ring": (ring_attention_matches_full, False),
+    "ring_balanced": (ring_attention_matches_full, True),
+    "ulysses": (ulysses_matches_full,),
+    "ep": (ep_moe_matches_reference, 8, 2, None),
+    "ep_capped": (ep_moe_matches_reference, 8, 2, 1.0),
 }
 
 
@@ -122,8 +121,8 @@ def _broken(rank: int, world: int) -> dict[str, bool]:
     tensor.CopyToTP.backward = staticmethod(lambda ctx, grad: (grad, None))  # f, no all-reduce
     context.merge = lambda out, lse, out_b, lse_b: (out + out_b, torch.logaddexp(lse, lse_b))
     return {
-        "tp_backward_ok": harness.parallel_mlp_matches_dense(rank, world)["backward_ok"],
-        "ring_ok": harness.ring_attention_matches_full(rank, world, True, seq=16)["ok"],
+        "tp_backward_ok": parallel_mlp_matches_dense(rank, world)["backward_ok"],
+        "ring_ok": ring_attention_matches_full(rank, world, True, seq=16)["ok"],
     }
 
 
@@ -210,27 +209,27 @@ def test_capacity_drops_in_token_order() -> None:
 
 def test_bad_arguments_are_clear_errors() -> None:
     with pytest.raises(ValueError, match="unknown method 'zero4'"):
-        harness.data_parallel_matches_reference(0, 4, "zero4")
+        data_parallel_matches_reference(0, 4, "zero4")
     with pytest.raises(ValueError, match="not divisible by 3 ranks"):
-        harness.data_parallel_matches_reference(0, 3, "ddp")
+        data_parallel_matches_reference(0, 3, "ddp")
     with pytest.raises(ValueError, match="do not split over 3 ranks"):
-        harness.ep_moe_matches_reference(0, 3)
+        ep_moe_matches_reference(0, 3)
     with pytest.raises(ValueError, match="heads"):
-        harness.ulysses_matches_full(0, 3)
+        ulysses_matches_full(0, 3)
 
 
 def test_measured_memory_matches_the_ledger(four_ranks: list[dict[str, Any]]) -> None:
     for method in ("ddp", "zero1", "zero2", "zero3"):
-        assert all(harness.zero_memory_matches_ledger(r[method], method, 4) for r in four_ranks)
+        assert all(zero_memory_matches_ledger(r[method], method, 4) for r in four_ranks)
 
 
 def test_zero2_keeping_full_gradients_is_noticed() -> None:
     """The measurement, not the shapes, decides: a ZeRO-2 run that kept its full gradients
     holds n + n/4 gradient elements and fails the ledger check."""
     run = {"numel": 100, "held": {"params": 100, "grads": 125, "moments": 50, "master": 25}}
-    assert not harness.zero_memory_matches_ledger(run, "zero2", 4)
+    assert not zero_memory_matches_ledger(run, "zero2", 4)
     run["held"]["grads"] = 25
-    assert harness.zero_memory_matches_ledger(run, "zero2", 4)
+    assert zero_memory_matches_ledger(run, "zero2", 4)
 
 
 def test_context_parallel_counts_equal_closed_forms(four_ranks: list[dict[str, Any]]) -> None:
@@ -244,7 +243,7 @@ def test_sdpa_reference_is_causal_attention() -> None:
 
     gen = torch.Generator().manual_seed(3)
     q, k, v = (torch.randn(10, 2, 4, generator=gen, dtype=torch.float64) for _ in range(3))
-    assert torch.allclose(harness.sdpa_causal(q, k, v), causal_attention(q, k, v))
+    assert torch.allclose(sdpa_causal(q, k, v), causal_attention(q, k, v))
 
 
 def test_expert_loads_equal_the_reference(four_ranks: list[dict[str, Any]]) -> None:
@@ -252,8 +251,8 @@ def test_expert_loads_equal_the_reference(four_ranks: list[dict[str, Any]]) -> N
 
 
 def test_renormalised_top1_gate_gives_no_router_gradient() -> None:
-    assert harness.router_gradient(1, "renormalized") < 1e-12
-    assert harness.router_gradient(1, "raw") > 1
+    assert router_gradient(1, "renormalized") < 1e-12
+    assert router_gradient(1, "raw") > 1
     with pytest.raises(ValueError, match="gates must be one of"):
         expert.route(torch.zeros(2, 4), torch.zeros(3, 4), 1, None, gates="softmax")
 
@@ -275,19 +274,19 @@ def test_executed_1f1b_peak_is_p_minus_s(four_ranks: list[dict[str, Any]]) -> No
 
 @pytest.mark.parametrize(("tp", "sp"), [(1, False), (2, False), (4, True)])
 def test_measured_activations_equal_korthikanti(tp: int, sp: bool) -> None:
-    got = harness.measured_activation_bytes(32, 2, 64, 8, tp=tp, sp=sp)
+    got = measured_activation_bytes(32, 2, 64, 8, tp=tp, sp=sp)
     assert got["total"] - got["norm_stats"] == memory.activation_bytes_per_layer(
         32, 2, 64, 8, tp=tp, sp=sp
     )
 
 
 def test_bytes_per_parameter_are_measured() -> None:
-    assert harness.measured_bytes_per_param() == memory.MIXED_ADAM
+    assert measured_bytes_per_param() == memory.MIXED_ADAM
 
 
 def test_rank_groups_equal_megatron_rank_generator() -> None:
     try:
-        groups = harness.megatron_rank_groups({"tp": 2, "cp": 2, "ep": 1, "dp": 2, "pp": 2}, "dp")
+        groups = megatron_rank_groups({"tp": 2, "cp": 2, "ep": 1, "dp": 2, "pp": 2}, "dp")
     except UpstreamUnavailable as exc:
         pytest.skip(str(exc))
     assert groups == memory.rank_groups({"tp": 2, "cp": 2, "ep": 1, "dp": 2, "pp": 2}, "dp")
@@ -301,11 +300,11 @@ def test_exposed_comm_closed_form() -> None:
 
 
 def _accumulate_clip_hsdp(rank: int, world: int) -> list[Any]:
-    harness.train_reference(5, 32)
+    train_reference(5, 32)
     return [
-        harness.data_parallel_matches_reference(rank, world, "ddp", accumulate=4),
-        harness.clipping_matches_dense(rank, world),
-        harness.hsdp_matches_dense(rank, world),
+        data_parallel_matches_reference(rank, world, "ddp", accumulate=4),
+        clipping_matches_dense(rank, world),
+        hsdp_matches_dense(rank, world),
     ]
 
 
@@ -317,7 +316,7 @@ def test_accumulation_clipping_and_hsdp_on_four_ranks() -> None:
 
 
 def test_matrix_optimizers_do_not_shard() -> None:
-    assert harness.matrix_update_shards() == {
+    assert matrix_update_shards() == {
         "adam_shards_ok": True, "muon_shards_ok": False, "muon_gathered_ok": True,
     }
 
