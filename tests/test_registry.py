@@ -71,7 +71,7 @@ def test_gpus_present():
 
 @pytest.mark.parametrize("name", [n for n, m in MODELS.items() if m.reported])
 def test_derived_counts_agree_with_reports(name):
-    from atlas.labkit.models.harness import agreement
+    from atlas.labkit.checks.models.common import agreement
 
     a = agreement(model(name))
     assert a.total_ok, (a.total, a.total_reported)
@@ -90,7 +90,7 @@ def test_published_figures_spot_checks():
 
 @pytest.mark.parametrize("name", ["llama-3.1-8b", "deepseek-v3", "gpt-oss-120b", "gemma-3-27b"])
 def test_meta_modules_have_the_counted_parameters(name):
-    from atlas.labkit.models.harness import count_by_building
+    from atlas.labkit.checks.models.counting import count_by_building
     from atlas.labkit.registry.models import vision_params
 
     m = model(name)
@@ -99,7 +99,7 @@ def test_meta_modules_have_the_counted_parameters(name):
 
 @pytest.mark.parametrize("name", ["llama-2-7b", "deepseek-v3", "gpt-oss-120b", "qwen3-235b-a22b"])
 def test_flop_counter_matches_decode_formula_and_cache_bytes(name):
-    from atlas.labkit.models.harness import run_tokens, scaled_down
+    from atlas.labkit.checks.models.counting import run_tokens, scaled_down
     from atlas.labkit.registry.models import flops_per_token
 
     m = scaled_down(name, layers=3)
@@ -122,7 +122,8 @@ def test_parse_count_rounding():
 
 
 def test_count_by_building_equals_the_full_build():
-    from atlas.labkit.models.harness import build, count_by_building, count_tensors
+    from atlas.labkit.checks.models.common import build
+    from atlas.labkit.checks.models.counting import count_by_building, count_tensors
 
     for name in ("llama-3.1-8b", "gpt-oss-20b", "gemma-3-27b", "mixtral-8x7b"):
         m = model(name)
@@ -130,7 +131,7 @@ def test_count_by_building_equals_the_full_build():
 
 
 def test_registry_matches_slime_scripts_at_the_pin():
-    from atlas.labkit.models.harness import SLIME_SCRIPTS, registry_vs_slime
+    from atlas.labkit.checks.models.index import SLIME_SCRIPTS, registry_vs_slime
     from atlas.labkit.pinned import UpstreamUnavailable
 
     try:
@@ -142,7 +143,7 @@ def test_registry_matches_slime_scripts_at_the_pin():
 
 @pytest.mark.parametrize("name", ["llama-3.1-8b", "gpt-oss-120b", "gemma-3-27b"])
 def test_causal_prefill_is_the_mean_of_the_decode_steps(name):
-    from atlas.labkit.models.harness import run_tokens, scaled_down
+    from atlas.labkit.checks.models.counting import run_tokens, scaled_down
     from atlas.labkit.registry.models import flops_per_token
 
     m = scaled_down(name, layers=3)
