@@ -21,13 +21,9 @@ from atlas.labkit.kernels.cute import (
 )
 from atlas.labkit.kernels.flash import attention_hbm_bytes, flash_attention
 from atlas.labkit.kernels.gpu_model import bank_wavefronts, occupancy, warp_transactions
-from atlas.labkit.kernels.harness import (
-    first_warp_addresses,
-    occupancy_by_placement,
-    pipeline_formula,
-    ring_gemms_match,
-    trace_memory,
-)
+from atlas.labkit.checks.kernels.index import first_warp_addresses, occupancy_by_placement
+from atlas.labkit.checks.kernels.overlap import pipeline_formula, ring_gemms_match
+from atlas.labkit.checks.kernels.common import trace_memory
 from atlas.labkit.kernels.matmul import matmul, tile_intensity, tile_order, tiles_loaded_by_wave
 from atlas.labkit.kernels.overlap import persistent_schedule, pipeline
 from atlas.labkit.kernels.triton_basics import add, layer_norm, softmax, strided_copy
