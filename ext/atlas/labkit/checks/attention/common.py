@@ -1,14 +1,8 @@
-"""What the attention labs need but the pages do not teach.
+"""Checking code that several pages of the attention chapter share: ``attention/decode.md``,
+``attention/flash-attention-2-3.md``, ``attention/flash-attention.md``, ``attention/index.md``,
+``attention/linear.md``, ``attention/mla.md``, ``attention/sparse.md``.
 
-- ``randn`` and ``qkv``: seeded float64 inputs.
-- ``rearrange`` and ``repeat``: the subset of einops that the upstream reference code cited by
-  the chapter uses (einops is not a dependency of the book; this shim is only ever handed to
-  upstream code, so a bug in it shows up as a disagreement, never as a false agreement).
-- ``upstream_module`` and ``upstream_functions``: run upstream reference code (fla's naive
-  recurrences, FlashAttention's test mask, Megatron's unfused DSA) read from its git objects
-  at the pinned commit, executed in memory under its own file name. When the objects are
-  absent the loaders raise ``UpstreamUnavailable``, a ``unittest.SkipTest``: the lab that
-  needs them is skipped, visibly, with the reason.
+The chapter's checks: What the attention labs need but the pages do not teach.
 """
 
 from __future__ import annotations
@@ -16,13 +10,12 @@ from __future__ import annotations
 import math
 import re
 import types
-from typing import Optional
 
 import torch
 
-from atlas.labkit.pinned import Definitions, definitions, module
+from atlas.labkit.pinned import module
 
-# -- inputs -----------------------------------------------------------------------------------
+ROLE = "check"
 
 
 def randn(*shape: int, seed: int = 0, dtype: torch.dtype = torch.float64) -> torch.Tensor:
@@ -143,23 +136,6 @@ def einops_module() -> types.ModuleType:
     return mod
 
 
-# -- upstream code at the pin -----------------------------------------------------------------
-
-
-
 def upstream_module(name: str, path: str) -> types.ModuleType:
     """Execute one upstream file (whose imports are torch, einops and the standard library)."""
     return module(name, path, {"einops": einops_module()})
-
-
-def upstream_functions(
-    name: str, path: str, names: list[str], namespace: dict | None = None
-) -> Definitions:
-    """Execute only the top-level functions ``names`` of an upstream file, in ``namespace``.
-
-    For files whose other imports (a framework, a compiled extension) cannot load on a CPU
-    machine while the functions themselves need only torch.
-    """
-    env = {"torch": torch, "math": math, "Optional": Optional, "rearrange": rearrange,
-           "repeat": repeat, **(namespace or {})}
-    return definitions(name, path, names, env)
