@@ -1,175 +1,33 @@
-"""Run nano-vllm's own pure-Python engine parts, read from its git objects at the pin.
+"""Checks of the labs of ``serving/model-runner.md``.
 
-Nothing of nano-vllm is copied into this repository: the modules are read through
-``atlas.upstream``'s object store at the pinned commit and executed in memory, under their
-own names, so tracebacks point at ``nano-vllm@<sha>/nanovllm/...``. When the objects are
-absent (no ``make upstreams`` yet, a CI without network) the loader raises
-``UpstreamUnavailable`` (:mod:`atlas.labkit.pinned`), and the lab is skipped visibly.
-
-``scheduler.py`` imports ``nanovllm.config``, whose module body loads a Hugging Face config
-through ``transformers``. The scheduler reads only five fields of it, so for the scheduler
-this loader supplies ``nanovllm.config.Config`` as a plain dataclass with those fields and
-runs the real ``sampling_params``, ``sequence``, ``block_manager`` and ``scheduler`` modules.
+The chapter's checks: Run nano-vllm's own pure-Python engine parts, read from its git objects at
+the pin.
 """
 
 from __future__ import annotations
 
-import random
 import types
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+import torch.nn.functional as F
+
+from atlas.labkit.checks.common.attention import causal_attention
+from atlas.labkit.checks.serving.common import UPSTREAM
 from atlas.labkit.pinned import definitions, package, pinned
 
-UPSTREAM = "nano-vllm"
-BLOCK_MANAGER_FILES = (
-    "nanovllm/sampling_params.py",
-    "nanovllm/engine/sequence.py",
-    "nanovllm/engine/block_manager.py",
-)
-SCHEDULER_FILES = BLOCK_MANAGER_FILES + ("nanovllm/engine/scheduler.py",)
+ROLE = "check"
+
+
 LINEAR_FILES = ("nanovllm/layers/linear.py",)
-
-
-
-
-@dataclass
-class SchedulerConfig:
-    """The fields of nano-vllm's ``Config`` that its ``Scheduler.__init__`` reads."""
-
-    max_num_seqs: int = 512
-    max_num_batched_tokens: int = 16384
-    eos: int = -1
-    kvcache_block_size: int = 256
-    num_kvcache_blocks: int = -1
-
-
-
-def _label(root: Path | None) -> str:
-    """``nano-vllm@<short sha>``: the pin that the labs print."""
-    return pinned(UPSTREAM, root).label(7)
-
-
-def load_block_manager(root: Path | None = None) -> types.SimpleNamespace:
-    """nano-vllm's ``BlockManager``, ``Sequence`` and ``SamplingParams`` at the pin."""
-    label = _label(root)
-    mods = package(UPSTREAM, BLOCK_MANAGER_FILES, root=root)
-    return types.SimpleNamespace(
-        label=label,
-        BlockManager=mods["nanovllm.engine.block_manager"].BlockManager,
-        Sequence=mods["nanovllm.engine.sequence"].Sequence,
-        SamplingParams=mods["nanovllm.sampling_params"].SamplingParams,
-    )
-
-
-def load_scheduler(root: Path | None = None) -> types.SimpleNamespace:
-    """nano-vllm's ``Scheduler`` (with its real block manager) at the pin."""
-    label = _label(root)
-    config = types.ModuleType("nanovllm.config")
-    config.Config = SchedulerConfig  # type: ignore[attr-defined]
-    mods = package(UPSTREAM, SCHEDULER_FILES, {"nanovllm.config": config}, root=root)
-    return types.SimpleNamespace(
-        label=label,
-        Scheduler=mods["nanovllm.engine.scheduler"].Scheduler,
-        Sequence=mods["nanovllm.engine.sequence"].Sequence,
-        SamplingParams=mods["nanovllm.sampling_params"].SamplingParams,
-        Config=SchedulerConfig,
-    )
 
 
 def load_linear(root: Path | None = None) -> types.ModuleType:
     """nano-vllm's tensor-parallel linear layers (``nanovllm/layers/linear.py``) at the pin."""
     return package(UPSTREAM, LINEAR_FILES, root=root)["nanovllm.layers.linear"]
 
-
-def prefix_hits(
-    ns: types.SimpleNamespace, trace: list, num_blocks: int, block_size: int
-) -> list[int]:
-    """Cached prompt tokens per request when nano-vllm's ``BlockManager`` serves ``trace``.
-
-    ``trace`` holds ``prefix_cache.Request`` items, served one at a time as the engine would
-    run them alone: ``can_allocate`` and ``allocate`` at admission, ``hash_blocks`` after the
-    prefill and after each decode step (``may_append`` first), ``deallocate`` at the end.
-    """
-    ns.Sequence.block_size = block_size
-    bm = ns.BlockManager(num_blocks, block_size)
-    params = ns.SamplingParams(max_tokens=1, ignore_eos=True)
-    cached: list[int] = []
-    for req in trace:
-        seq = ns.Sequence(list(req.prompt), params)
-        hits = bm.can_allocate(seq)
-        if hits == -1:
-            raise ValueError(f"a prompt of {len(req.prompt)} tokens does not fit in the pool")
-        bm.allocate(seq, hits)
-        cached.append(seq.num_cached_tokens)
-        seq.num_scheduled_tokens = seq.num_tokens - seq.num_cached_tokens
-        for token in req.output:
-            bm.hash_blocks(seq)
-            seq.num_cached_tokens += seq.num_scheduled_tokens
-            seq.append_token(token)
-            if len(seq.completion_token_ids) == len(req.output):
-                break
-            if not bm.can_append(seq):
-                raise ValueError("pool exhausted while decoding; use more blocks")
-            bm.may_append(seq)
-            seq.num_scheduled_tokens = 1
-        bm.deallocate(seq)
-    return cached
-
-
-def schedule_steps(
-    ns: types.SimpleNamespace,
-    trace: list,
-    config: SchedulerConfig,
-    seed: int = 0,
-    prefix_cache: bool = True,
-    preempted: list[tuple[int, int]] | None = None,
-) -> list[tuple[str, tuple[tuple[int, int], ...]]]:
-    """The steps nano-vllm's ``Scheduler`` takes for ``trace`` (all requests queued at once).
-
-    ``trace`` holds ``simulator.TraceRequest`` items. Prompts are distinct random tokens; the
-    model is replaced by a token source that never emits EOS, so each request generates
-    exactly ``output_len`` tokens. Returns, per step, its kind and (request id, new tokens).
-
-    ``prefix_cache=False`` gives every block hash a fresh value, so that no lookup ever hits:
-    the block manager then behaves as with prefix caching off, and the scheduler's own rules
-    are left as they are. ``preempted``, if given, receives (step index, request id) for each
-    preemption, in order.
-    """
-    rng = random.Random(seed)
-    ns.Sequence.block_size = config.kvcache_block_size
-    sched = ns.Scheduler(config)
-    if not prefix_cache:
-        fresh = iter(range(1 << 62, 1 << 63))
-        sched.block_manager.compute_hash = lambda token_ids, prefix=-1: next(fresh)
-    rid_of: dict[int, int] = {}
-    steps: list[tuple[str, tuple[tuple[int, int], ...]]] = []
-    if preempted is not None:
-        original = sched.preempt
-
-        def logged(seq: object) -> None:
-            preempted.append((len(steps), rid_of[seq.seq_id]))  # type: ignore[attr-defined]
-            original(seq)
-
-        sched.preempt = logged
-    for req in trace:
-        prompt = [rng.randrange(1, 1 << 30) for _ in range(req.prompt_len)]
-        seq = ns.Sequence(prompt, ns.SamplingParams(max_tokens=req.output_len, ignore_eos=True))
-        rid_of[seq.seq_id] = req.rid
-        sched.add(seq)
-    while not sched.is_finished():
-        seqs, is_prefill = sched.schedule()
-        chunks = tuple((rid_of[s.seq_id], s.num_scheduled_tokens) for s in seqs)
-        steps.append(("prefill" if is_prefill else "decode", chunks))
-        sched.postprocess(seqs, [0] * len(seqs), is_prefill)
-    return steps
-
-
-# ---------------------------------------------------------------------------------------------
-# ModelRunner's pure bookkeeping, run on the CPU: KV sizing and CUDA-graph buckets
-# ---------------------------------------------------------------------------------------------
 
 MODEL_RUNNER = "nanovllm/engine/model_runner.py"
 RUNNER_METHODS = ("allocate_kv_cache", "capture_cudagraph", "run_model")
@@ -358,3 +216,69 @@ def nanovllm_graph_buckets(
             chosen.append(size_of[id(_FakeGraph.replayed[0])] if _FakeGraph.replayed else None)
         ns.context.reset_context()
     return list(runner.graph_bs), chosen
+
+
+def tp_block_matches_dense(
+    rank: int,
+    world_size: int,
+    linear: types.ModuleType,
+    hidden: int = 32,
+    heads: int = 4,
+    kv_heads: int = 2,
+    head_dim: int = 8,
+    intermediate: int = 48,
+    tokens: int = 5,
+) -> dict[str, object]:
+    """Run on ``world_size`` ranks (through ``run_ranks``); compare with the dense block."""
+    torch.set_default_dtype(torch.float64)
+    gen = torch.Generator().manual_seed(1234)  # the same full weights on every rank
+
+    def rand(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=gen) / shape[-1] ** 0.5
+
+    wq, wk = rand(heads * head_dim, hidden), rand(kv_heads * head_dim, hidden)
+    wv = rand(kv_heads * head_dim, hidden)
+    wo = rand(hidden, heads * head_dim)
+    wg, wu, wd = rand(intermediate, hidden), rand(intermediate, hidden), rand(hidden, intermediate)
+    x = rand(tokens, hidden)
+
+    qkv = linear.QKVParallelLinear(hidden, head_dim, heads, kv_heads)
+    for shard, w in (("q", wq), ("k", wk), ("v", wv)):
+        qkv.weight.weight_loader(qkv.weight, w, shard)
+    o_proj = linear.RowParallelLinear(heads * head_dim, hidden)
+    o_proj.weight.weight_loader(o_proj.weight, wo)
+    gate_up = linear.MergedColumnParallelLinear(hidden, [intermediate, intermediate])
+    gate_up.weight.weight_loader(gate_up.weight, wg, 0)
+    gate_up.weight.weight_loader(gate_up.weight, wu, 1)
+    down = linear.RowParallelLinear(intermediate, hidden)
+    down.weight.weight_loader(down.weight, wd)
+
+    with torch.no_grad():
+        local_heads, local_kv = heads // world_size, kv_heads // world_size
+        sizes = [local_heads * head_dim, local_kv * head_dim, local_kv * head_dim]
+        q, k, v = qkv(x).split(sizes, -1)
+        attn = o_proj(
+            causal_attention(
+                q.view(tokens, local_heads, head_dim),
+                k.view(tokens, local_kv, head_dim),
+                v.view(tokens, local_kv, head_dim),
+            ).reshape(tokens, -1)
+        )
+        g, u = gate_up(x).chunk(2, -1)
+        mlp = down(F.silu(g) * u)
+
+        dense_attn = (
+            causal_attention(
+                (x @ wq.T).view(tokens, heads, head_dim),
+                (x @ wk.T).view(tokens, kv_heads, head_dim),
+                (x @ wv.T).view(tokens, kv_heads, head_dim),
+            ).reshape(tokens, -1)
+            @ wo.T
+        )
+        dense_mlp = (F.silu(x @ wg.T) * (x @ wu.T)) @ wd.T
+    return {
+        "qkv_rows": qkv.weight.shape[0],
+        "gate_up_rows": gate_up.weight.shape[0],
+        "attention_ok": torch.allclose(attn, dense_attn, atol=1e-12),
+        "mlp_ok": torch.allclose(mlp, dense_mlp, atol=1e-12),
+    }
