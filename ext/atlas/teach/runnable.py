@@ -180,10 +180,11 @@ def write_all(
 
 
 # -- Sphinx: the files and the links from every lab box -----------------------------------------
-def harness_files(spec: LabSpec, root: Path) -> list[str]:
-    """Labkit files (relative to ``root``) of the harness names this lab imports."""
+def check_files(spec: LabSpec, root: Path) -> list[str]:
+    """Labkit files (relative to ``root``) of the checking code this lab imports (names from
+    modules that declare ``ROLE = "check"``)."""
     from atlas.labs.imports import source_imports
-    from atlas.teach.taught import find_definition, is_harness
+    from atlas.teach.taught import find_definition, role_of
 
     found: set[str] = set()
     for example in spec.examples:
@@ -191,13 +192,13 @@ def harness_files(spec: LabSpec, root: Path) -> list[str]:
             if item.name is None:
                 continue
             definition = find_definition(item.module, item.name, root)
-            if definition is not None and is_harness(definition.module):
+            if definition is not None and role_of(definition.module, root) == "check":
                 found.add(definition.path)
     return sorted(found)
 
 
 def add_lab_links(app: Any, doctree: nodes.document, docname: str) -> None:
-    """HTML: under every lab, a link to the page's runnable file and to the harness it uses.
+    """HTML: under every lab, a link to the page's runnable file and to the checks it uses.
 
     Runs before atlas.labs renders the labs (which appends these nodes to each lab box).
     """
@@ -217,10 +218,10 @@ def add_lab_links(app: Any, doctree: nodes.document, docname: str) -> None:
         name = file_name(spec.docname)
         para += nodes.Text("Run at home: ")
         para += nodes.reference("", name.rsplit("/", 1)[-1], refuri=relative_uri(page, name))
-        harness = harness_files(spec, root)
-        if harness:
-            para += nodes.Text(" \u00b7 harness: ")
-            for i, path in enumerate(harness):
+        checks = check_files(spec, root)
+        if checks:
+            para += nodes.Text(" \u00b7 checks: ")
+            for i, path in enumerate(checks):
                 if i:
                     para += nodes.Text(", ")
                 uri = relative_uri(page, f"{LABKIT_FOLDER}/{path}")

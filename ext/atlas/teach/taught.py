@@ -1,15 +1,22 @@
 """The teaching check: a lab may import taught labkit code only if its page shows that code.
 
-``atlas.labkit`` holds two kinds of code. The *harness* (checkers, traces, demos, seeding,
-``run_ranks``, the registries of figures) may stay hidden; the lab box links to it. Everything
-else is *taught* (a kernel in plain torch, a parallel layer, a simulator): a lab that uses it
-proves a claim with code the reader must be able to read, so the page must quote it with
-``labcode`` (its definition line among the lines shown). Otherwise a hidden reimplementation
-agrees with a hidden reference, and the lab proves nothing to the reader.
+Every module of ``atlas.labkit`` declares its role, where its code is defined, in a module-level
+``ROLE = "..."``:
 
-Harness, by module: a module named ``harness`` (``serving/harness.py``) or anything inside a
-``harness`` package, ``atlas.labkit.ranks``, and ``atlas.labkit.registry``. Names are followed
-through re-exports (``from atlas.labkit import run_ranks`` is ``atlas.labkit.ranks``).
+- ``"taught"``: what a chapter teaches (a kernel in plain torch, a parallel layer, a simulator,
+  the counting functions of the models chapter). A lab that uses it proves a claim with code the
+  reader must be able to read, so the page must quote it with ``labcode`` (its definition line
+  among the lines shown). Otherwise a hidden reimplementation agrees with a hidden reference,
+  and the lab proves nothing to the reader.
+- ``"check"``: what checks the taught code (``atlas.labkit.checks``: checkers, loaders of
+  upstream code, fakes, toy models, data builders). It may stay hidden; the lab box links to it.
+- ``"support"``: what both use and nothing teaches (``run_ranks``, units, the registry of
+  figures). It may stay hidden too.
+
+The role is read from the declaration with ``ast`` (never by importing the module, never from
+its path); a module that declares none counts as taught, so forgetting the declaration can
+only make the check stricter. Names are followed through re-exports (``from atlas.labkit import
+run_ranks`` is ``atlas.labkit.ranks``).
 """
 
 from __future__ import annotations
@@ -27,8 +34,8 @@ from atlas.labs.imports import PACKAGE, closure, module_file, source_imports
 from atlas.teach.state import teach_state
 
 logger = logging.getLogger(__name__)
-HARNESS_MODULES = frozenset({f"{PACKAGE}.ranks"})
-HARNESS_PACKAGES = (f"{PACKAGE}.registry",)
+ROLES = ("taught", "check", "support")
+HIDDEN_ROLES = frozenset({"check", "support"})  # code a page need not show
 
 
 @dataclass(frozen=True)
@@ -41,13 +48,40 @@ class Definition:
     line: int  # the ``def``/``class``/assignment line (decorators excluded)
 
 
-def is_harness(module: str) -> bool:
-    """Harness modules may stay hidden; every other labkit module is taught."""
-    if module in HARNESS_MODULES:
-        return True
-    if any(module == p or module.startswith(p + ".") for p in HARNESS_PACKAGES):
-        return True
-    return "harness" in module.split(".")[2:]
+@lru_cache(maxsize=512)
+def _declared_role(path: str, mtime_ns: int) -> str | None:
+    """The module's ``ROLE = "..."`` declaration, read once per version of its file."""
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "ROLE" for t in node.targets)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            return node.value.value
+    return None
+
+
+def role_of(module: str, root: Path) -> str:
+    """``"taught"``, ``"check"`` or ``"support"``, as the module declares (taught if it does
+    not, or declares something else: the stricter reading)."""
+    file = module_file(module, root)
+    if file is None:
+        return "taught"
+    try:
+        role = _declared_role(str(file.resolve()), file.stat().st_mtime_ns)
+    except OSError:
+        return "taught"
+    return role if role in ROLES else "taught"
+
+
+def may_stay_hidden(module: str, root: Path) -> bool:
+    """Checks and support code may stay hidden; taught code must be on the page."""
+    return role_of(module, root) in HIDDEN_ROLES
 
 
 @lru_cache(maxsize=256)
@@ -122,9 +156,8 @@ class Unshown:
             f'lab "{self.lab}" imports {d.name} from {self.imported_from}{where}, taught code '
             "that this page does not show. Quote it before the lab, with a sentence that "
             f"introduces it:\n    ```{{labcode}} {d.path}::{d.name}\n    ```\nor, if it is a "
-            "checker, a trace or a demo rather than what the page teaches, move it to the "
-            "chapter's harness module (e.g. "
-            f"{d.path.rsplit('/', 1)[0] + '/' if '/' in d.path else ''}harness.py)."
+            "checker, a trace or a demo rather than what the page teaches, move it to a module "
+            'that declares ROLE = "check" (checks/<chapter>/<page>.py).'
         )
 
 
@@ -154,7 +187,7 @@ def unshown(doctree: nodes.document, specs: list, root: Path) -> tuple[list[Unsh
                 if item.name is None or module_file(f"{item.module}.{item.name}", root):
                     continue  # a module: the names read from it are checked one by one
                 found = find_definition(item.module, item.name, root)
-                if found is None or is_harness(found.module):
+                if found is None or may_stay_hidden(found.module, root):
                     continue
                 if found.line in shown.get(found.path, set()):
                     continue

@@ -9,3 +9,5 @@ rollouts (``envpool``); and the serving arithmetic of long multi-turn sessions (
 The labs' scripted models, synthetic sessions and checkers, and the readers of the upstreams'
 files at their pins, are the ``harness``.
 """
+
+ROLE = "taught"

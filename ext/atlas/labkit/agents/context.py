@@ -26,6 +26,8 @@ from typing import Any
 
 from atlas.labkit.agents.trajectory import Trajectory
 
+ROLE = "taught"
+
 _WORD = re.compile(r"\w+|[^\w\s]")
 MESSAGE_OVERHEAD = 4  # role and separator tokens of a chat template, per message
 

@@ -22,6 +22,8 @@ from typing import Any
 from atlas.labkit.agents.context import request_tokens
 from atlas.labkit.agents.trajectory import Trajectory
 
+ROLE = "taught"
+
 _TYPES: dict[str, Callable[[Any], bool]] = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),

@@ -26,6 +26,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+ROLE = "taught"
+
 # The launcher, run as ``python -c LAUNCHER limits_json argv...``: restrict, then exec.
 LAUNCHER = """
 import json, os, resource, signal, sys

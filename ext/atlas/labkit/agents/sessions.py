@@ -24,6 +24,8 @@ import random
 from collections import deque
 from dataclasses import dataclass
 
+ROLE = "taught"
+
 
 @dataclass(frozen=True)
 class Session:

@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+ROLE = "taught"
+
 MESSAGE_EVENTS = ("user/message", "assistant/message", "tool/result")
 
 

@@ -16,3 +16,5 @@ Taught modules (each shown on its page with the ``labcode`` directive):
 :mod:`~atlas.labkit.attention.harness` holds what the labs need but the pages do not teach:
 seeding, random inputs, and loaders that run upstream reference code at its pin.
 """
+
+ROLE = "taught"

@@ -18,3 +18,5 @@ Taught modules (each quoted on its page with the ``labcode`` directive):
 :mod:`.harness` holds what the labs need but the pages do not teach: FLOP and byte counters,
 the NCCL tree builder compiled from its source at the pin, the registry table.
 """
+
+ROLE = "taught"

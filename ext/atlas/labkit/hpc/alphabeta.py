@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 from atlas.labkit.hpc.trees import dtree
 
+ROLE = "taught"
+
 
 # -- closed forms ----------------------------------------------------------------------------
 def ring_time(size: float, n: int, alpha: float, beta: float) -> float:

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 import torch
 import torch.distributed as dist
 
+ROLE = "taught"
+
 
 @dataclass
 class Traffic:

@@ -13,6 +13,8 @@ import torch
 
 from atlas.labkit.hpc.collectives import Traffic, ring_all_reduce
 
+ROLE = "taught"
+
 
 def tp_mlp_forward(
     x: torch.Tensor, up_cols: torch.Tensor, down_rows: torch.Tensor, ranks: list[int],

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+ROLE = "taught"
+
 LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC = 1, 2, 4, 8
 _keys = itertools.count(0x1000)
 

@@ -15,4 +15,6 @@ memory tracer, the loaders of upstream kernels and the references the labs compa
 
 import os
 
+ROLE = "taught"
+
 os.environ["TRITON_INTERPRET"] = "1"

@@ -20,6 +20,8 @@ import torch
 import triton
 import triton.language as tl
 
+ROLE = "taught"
+
 
 @triton.jit
 def flash_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, seq_q, seq_k, scale,

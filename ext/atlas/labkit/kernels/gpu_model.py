@@ -18,6 +18,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+ROLE = "taught"
+
 WARP = 32
 
 

@@ -14,6 +14,8 @@ import torch
 import triton
 import triton.language as tl
 
+ROLE = "taught"
+
 
 @triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+ROLE = "taught"
+
 
 @dataclass(frozen=True)
 class Timeline:

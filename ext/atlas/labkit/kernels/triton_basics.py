@@ -13,6 +13,8 @@ import torch
 import triton
 import triton.language as tl
 
+ROLE = "taught"
+
 
 @triton.jit
 def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):

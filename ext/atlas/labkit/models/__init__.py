@@ -4,3 +4,5 @@ The taught code of this chapter is the model registry itself
 (:mod:`atlas.labkit.registry.models`); :mod:`atlas.labkit.models.harness` holds the checks that
 hold it against published counts, real modules and a real forward pass.
 """
+
+ROLE = "taught"

@@ -17,3 +17,5 @@
 :mod:`.harness` (not taught) loads the upstreams' own code at the pin for comparison, and holds
 the data generators of the labs.
 """
+
+ROLE = "taught"

@@ -19,6 +19,8 @@ import torch
 
 from atlas.labkit.moe.router import capacity
 
+ROLE = "taught"
+
 
 def binomial_pmf(n: int, p: float) -> list[float]:
     """``P(L = l)`` for ``l = 0..n``, ``L ~ B(n, p)``, computed in log space."""

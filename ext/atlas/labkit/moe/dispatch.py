@@ -25,6 +25,8 @@ import torch.distributed as dist
 
 from atlas.labkit.moe.layer import swiglu
 
+ROLE = "taught"
+
 
 @dataclass
 class Topology:

@@ -14,6 +14,8 @@ import torch
 
 from atlas.labkit.moe.layer import MoEShape, MoEWeights, swiglu
 
+ROLE = "taught"
+
 
 def split_experts(w: MoEWeights, m: int) -> MoEWeights:
     """Cut each expert into m slices of the intermediate dimension. Slice ``j`` of expert ``e``

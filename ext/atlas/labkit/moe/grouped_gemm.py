@@ -21,6 +21,8 @@ import math
 
 import torch
 
+ROLE = "taught"
+
 
 def loop_reference(x: torch.Tensor, w: torch.Tensor, counts: list[int]) -> torch.Tensor:
     """``y_g = x_g @ w_g`` for the consecutive row blocks ``x_g`` of sizes ``counts``."""

@@ -15,6 +15,8 @@ import torch.nn.functional as F
 
 from atlas.labkit.moe.router import topk_route
 
+ROLE = "taught"
+
 
 @dataclass(frozen=True)
 class MoEShape:

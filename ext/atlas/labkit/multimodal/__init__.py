@@ -6,3 +6,5 @@ losses. ``packing``: sequence packing and balancing across data-parallel ranks. 
 encoder cache keyed by image content. ``harness``: loaders of Megatron's code at its pin and
 the labs' checks.
 """
+
+ROLE = "taught"

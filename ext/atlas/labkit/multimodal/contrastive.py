@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+ROLE = "taught"
+
 
 def clip_loss(image: torch.Tensor, text: torch.Tensor, temperature: float) -> torch.Tensor:
     """Symmetric cross-entropy over the batch's similarity matrix: image i should pick text i

@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+ROLE = "taught"
+
 
 class Projector(nn.Module):
     """LLaVA-1.5's connector: two linear layers with a GELU, from the encoder width to the

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+ROLE = "taught"
+
 
 def image_tokens(height: int, width: int, patch: int, merge: int = 1, cls: int = 0) -> int:
     """Patches of ``patch`` pixels, then ``merge x merge`` neighbouring patches merged into one

@@ -5,3 +5,5 @@
 residual chain, and a Hyper-Connections layer with its manifold-constrained mixing.
 ``harness``: the loaders that run upstream reference code at the pins, and the labs' checks.
 """
+
+ROLE = "taught"

@@ -26,6 +26,8 @@ import torch.nn.functional as F
 
 from atlas.labkit.parallel.comm import CommLog
 
+ROLE = "taught"
+
 DTYPE = torch.float64
 GATES = ("renormalized", "raw")
 

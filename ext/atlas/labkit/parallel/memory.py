@@ -16,6 +16,8 @@ from atlas.labkit.registry.models import model as registry_model
 
 from atlas.labkit.units import GIB  # one GIB for the whole book
 
+ROLE = "taught"
+
 # Bytes per parameter of mixed-precision Adam: bf16 weights and gradients; fp32 master copy,
 # first and second moments.
 MIXED_ADAM = {"weights": 2, "gradients": 2, "master": 4, "adam_m": 4, "adam_v": 4}

@@ -20,6 +20,8 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
+ROLE = "taught"
+
 DTYPE = torch.float64
 KINDS = ("gpipe", "1f1b", "interleaved")
 

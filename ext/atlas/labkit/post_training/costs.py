@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from atlas.labkit.registry.hardware import GPU
 from atlas.labkit.registry.models import Model, flops_per_token, kv_bytes_per_token, params_total
 
+ROLE = "taught"
+
 
 def rollout_seconds(
     m: Model,

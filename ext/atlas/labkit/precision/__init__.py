@@ -15,3 +15,5 @@ Taught modules (each shown on its page with ``labcode``):
 (DeepGEMM's casts, GPTQ, AWQ, SmoothQuant as llm-awq ships it, torch's vendored MX
 quantizers), test tensors with outliers, error metrics.
 """
+
+ROLE = "taught"

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import torch
 
+ROLE = "taught"
+
 
 @dataclass(frozen=True)
 class FloatFormat:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import torch
 
+ROLE = "taught"
+
 
 def minmax_params(w: torch.Tensor, bits: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Asymmetric scale and zero point per row of ``w``, its range widened to include 0."""

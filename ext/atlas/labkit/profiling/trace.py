@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+ROLE = "taught"
+
 
 def schedule_action(step: int, wait: int, warmup: int, active: int, repeat: int = 0,
                     skip_first: int = 0) -> str:

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+ROLE = "taught"
+
 KIB, MIB = 1024, 1024**2
 MIN_BLOCK = 512  # every size is rounded up to a multiple of this
 SMALL_SIZE = 1 * MIB  # largest request served by the small pool

@@ -19,6 +19,8 @@ from typing import Any
 import torch
 from torch.autograd.function import once_differentiable
 
+ROLE = "taught"
+
 
 def graph_nodes(output: torch.Tensor) -> list[str]:
     """Names of the backward nodes reachable from ``output.grad_fn``, each once, outputs first.

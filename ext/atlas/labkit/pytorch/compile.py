@@ -20,6 +20,8 @@ from typing import Any
 
 import torch
 
+ROLE = "taught"
+
 DYNAMIC = None  # marks a dimension or scalar that a graph accepts with any value (sizes >= 2)
 
 

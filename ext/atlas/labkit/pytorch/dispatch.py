@@ -20,6 +20,8 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+ROLE = "taught"
+
 
 @dataclass
 class OpLog(TorchDispatchMode):

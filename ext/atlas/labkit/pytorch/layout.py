@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
+ROLE = "taught"
+
 
 @dataclass(frozen=True)
 class Layout:

@@ -20,6 +20,8 @@ from atlas.labkit.registry.models import (
     params_total,
 )
 
+ROLE = "support"
+
 __all__ = [
     "GPUS",
     "MODELS",

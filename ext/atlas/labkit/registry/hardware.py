@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+ROLE = "support"
+
 TERA = 1e12
 PETA = 1e15
 GB = 1e9

@@ -7,3 +7,5 @@ request-trace scheduler simulator (``simulator``), the KV-cache ledger of a mode
 configuration (``models``) and roofline arithmetic (``roofline``). The labs' checks, traces
 and demos, and the loader that runs nano-vllm's own code at its pin, are the ``harness``.
 """
+
+ROLE = "taught"

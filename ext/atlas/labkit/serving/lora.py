@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import torch
 
+ROLE = "taught"
+
 
 def lora_batched(
     x: torch.Tensor,

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from atlas.labkit.units import GIB, MIB  # one GIB for the whole book
 from atlas.labkit.registry.models import model as registry_model
 
+ROLE = "taught"
+
 
 @dataclass(frozen=True)
 class ModelConfig:

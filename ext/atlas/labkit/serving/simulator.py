@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from atlas.labkit.serving.models import ModelConfig
 from atlas.labkit.serving.roofline import Gpu, step_cost
 
+ROLE = "taught"
+
 Cost = Callable[[list[tuple[int, int]]], float]
 
 

@@ -17,3 +17,5 @@ Taught modules (each quoted on its page with the ``labcode`` directive):
 Monte Carlo estimates and their bounds, the plain decoding reference, and the upstream
 functions (EAGLE, Megatron-LM) run from their source at the pins.
 """
+
+ROLE = "taught"

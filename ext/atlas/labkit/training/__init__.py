@@ -16,3 +16,5 @@ Taught modules (each shown on its page with ``labcode``):
 
 :mod:`.harness` holds what checks them: Megatron-LM's own functions at the pin, byte counters.
 """
+
+ROLE = "taught"

@@ -29,6 +29,8 @@ from typing import Any
 import numpy
 import torch
 
+ROLE = "taught"
+
 METADATA = "metadata.json"
 
 

@@ -28,6 +28,8 @@ from collections.abc import Iterator, Sequence
 
 import numpy
 
+ROLE = "taught"
+
 HEADER = b"MMIDIDX\x00\x00"
 DTYPE_CODES = {numpy.uint8: 1, numpy.int8: 2, numpy.int16: 3, numpy.int32: 4, numpy.int64: 5,
                numpy.float64: 6, numpy.float32: 7, numpy.uint16: 8}

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from atlas.labkit.registry.models import Model, params_active
 
+ROLE = "taught"
+
 
 def training_flops(m: Model, seq: int, batch: int) -> dict[str, float]:
     """FLOPs of one iteration of ``batch`` sequences of ``seq`` tokens, by part.

@@ -26,6 +26,8 @@ from atlas.labkit.registry.models import Model, attention_params, mlp_params
 from atlas.labkit.training.mixed import bytes_per_param
 from atlas.labkit.training.recompute import recompute_flops_overhead
 
+ROLE = "taught"
+
 
 @dataclass(frozen=True)
 class Layout:

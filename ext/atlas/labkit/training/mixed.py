@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+ROLE = "taught"
+
 
 class DynamicLossScaler:
     """Multiply the loss by ``scale`` so that small fp16 gradients do not flush to zero.

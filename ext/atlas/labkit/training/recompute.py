@@ -27,6 +27,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+ROLE = "taught"
+
 MODES = (None, "selective", "full")
 
 

@@ -20,6 +20,8 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+ROLE = "taught"
+
 TRANSIENT, PERSISTENT, CORRECT = "transient_error", "persistent_error", "correct_result"
 
 
