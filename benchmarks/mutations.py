@@ -554,7 +554,7 @@ MUTATIONS: list[Mutation] = [
     ),
     # --- models ------------------------------------------------------------------------------
     Mutation(
-        "dsv3-kv-lora-typo", "models", "registry/models.py",
+        "dsv3-kv-lora-typo", "models", "registry/models/deepseek.py",
         "            q_heads=128,\n            kv_heads=128,\n            head_dim=192,\n"
         "            q_lora_rank=1536,\n            kv_lora_rank=512,",
         "            q_heads=128,\n            kv_heads=128,\n            head_dim=192,\n"
@@ -563,7 +563,7 @@ MUTATIONS: list[Mutation] = [
         "a figure typo in DeepSeek-V3's configuration (kv_lora_rank 576 instead of 512)",
     ),
     Mutation(
-        "mla-cache-no-rope-key", "models", "registry/models.py",
+        "mla-cache-no-rope-key", "models", "models/counting.py",
         "        per_layer = (a.kv_lora_rank + a.qk_rope_dim) * nbytes",
         "        per_layer = a.kv_lora_rank * nbytes",
         ("models/counting",),

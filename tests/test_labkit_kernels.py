@@ -27,7 +27,7 @@ from atlas.labkit.checks.kernels.common import trace_memory
 from atlas.labkit.kernels.matmul import matmul, tile_intensity, tile_order, tiles_loaded_by_wave
 from atlas.labkit.kernels.overlap import persistent_schedule, pipeline
 from atlas.labkit.kernels.triton_basics import add, layer_norm, softmax, strided_copy
-from atlas.labkit.registry.hardware import sm_limits
+from atlas.labkit.registry.sm import sm_limits
 
 
 def test_interpreter_is_on():

@@ -38,7 +38,8 @@ from atlas.labkit.checks.post_training.weight_sync import (
 )
 from atlas.labkit.post_training import agentic, costs, mismatch, pg, ppo, sft, system, weights
 from atlas.labkit.registry.hardware import gpu
-from atlas.labkit.registry.models import flops_per_token, model, params_total
+from atlas.labkit.models.counting import flops_per_token, params_total
+from atlas.labkit.registry.models import model
 
 # ---------------------------------------------------------------------------------------------
 # policy gradient

@@ -9,7 +9,7 @@ and resource counts:
 * an SM keeps as many blocks resident as the scarcest of warps, registers, shared memory and
   block slots allows.
 
-The per-SM figures come from :mod:`atlas.labkit.registry.hardware` (``sm_limits``).
+The per-SM figures come from :mod:`atlas.labkit.registry.sm` (``sm_limits``).
 """
 
 from __future__ import annotations

@@ -17,11 +17,9 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from atlas.labkit.checks.models.common import Block, Decoder, RMSNorm, _linear
 from atlas.labkit.pinned import module
-from atlas.labkit.registry.models import (
-    MODELS,
-    Model,
-    layer_types,
-)
+from atlas.labkit.registry.models import MODELS
+from atlas.labkit.registry.schema import Model
+from atlas.labkit.models.counting import layer_types
 
 ROLE = "check"
 

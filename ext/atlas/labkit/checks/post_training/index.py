@@ -14,7 +14,7 @@ ROLE = "check"
 
 def toy_model_config():
     """A registry :class:`Model` for the toy decoder of :class:`ToyLM` (two layers, GQA)."""
-    from atlas.labkit.registry.models import MLP, Attention, Model
+    from atlas.labkit.registry.schema import MLP, Attention, Model
 
     return Model(
         name="toy",
