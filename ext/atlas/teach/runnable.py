@@ -101,7 +101,12 @@ def needs_upstreams(specs: list[LabSpec], root: Path = LABKIT) -> bool:
 
 
 def render(
-    docname: str, title: str, page_path: str, specs: list[LabSpec], root: Path = LABKIT
+    docname: str,
+    title: str,
+    page_path: str,
+    specs: list[LabSpec],
+    root: Path = LABKIT,
+    shown_on: dict[str, str] | None = None,
 ) -> str:
     """The file's text for the labs of one page (``root``: the labkit folder they import from)."""
     upstream_note = ""
@@ -145,6 +150,10 @@ ALLOW_SKIPS = {ALLOW_SKIPS!r}  # set to 1 (or pass --allow-skips) to exit 0 when
 # (title, first line in the page, needs, expect failure, the lab's doctest text)
 LABS = [
 '''
+    if shown_on:
+        # d2l's back-link: taught code these labs use is shown on the page named here.
+        head += "# Taught code these labs use, shown on another page of the book:\n"
+        head += "".join(f"#   {name}: {where}\n" for name, where in sorted(shown_on.items()))
     rows = []
     for spec in specs:
         rows.append(
@@ -165,12 +174,14 @@ def write_all(
     titles: dict[str, str],
     page_paths: dict[str, str],
     root: Path = LABKIT,
+    shown_on: dict[str, dict[str, str]] | None = None,
 ) -> list[Path]:
     """Write every page's file (only when its text changed: reproducible, incremental)."""
     written = []
     for docname in sorted(specs):
         title = titles.get(docname, docname)
-        text = render(docname, title, page_paths[docname], specs[docname], root)
+        backlinks = (shown_on or {}).get(docname)
+        text = render(docname, title, page_paths[docname], specs[docname], root, backlinks)
         path = outdir / file_name(docname)
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -210,8 +221,11 @@ def add_lab_links(app: Any, doctree: nodes.document, docname: str) -> None:
 
     if app.builder.format != "html":
         return
+    from atlas.teach.state import shown_state
+
     root = labkit_root(app.env)
     page = app.builder.get_target_uri(docname)
+    links = shown_state(app.env).links.get(docname, {})
     for node in doctree.findall(lab_node):
         spec: LabSpec = node["spec"]
         para = nodes.paragraph(classes=["atlas-lab-links"])
@@ -226,6 +240,16 @@ def add_lab_links(app: Any, doctree: nodes.document, docname: str) -> None:
                     para += nodes.Text(", ")
                 uri = relative_uri(page, f"{LABKIT_FOLDER}/{path}")
                 para += nodes.reference("", path, refuri=uri)
+        shown_elsewhere = sorted(
+            (name, home) for (lab, name), home in links.items() if lab == spec.title
+        )
+        if shown_elsewhere:
+            para += nodes.Text(" \u00b7 shown on: ")
+            for i, (name, (other, _)) in enumerate(shown_elsewhere):
+                if i:
+                    para += nodes.Text(", ")
+                uri = app.builder.get_relative_uri(docname, other)
+                para += nodes.reference("", f"{name} ({other})", refuri=uri)
         node["atlas_links"] = [para]
 
 
@@ -238,8 +262,16 @@ def write_files(app: Any, exception: BaseException | None) -> None:
     env = app.env
     from atlas.labs.state import labs_state  # atlas.labs is loaded with atlas.teach
     from atlas.teach.config import labkit_root
+    from atlas.teach.state import shown_state
 
     specs: dict[str, list[LabSpec]] = labs_state(env).specs
     titles = {d: env.titles[d].astext() for d in specs if d in env.titles}
     paths = {d: os.path.relpath(env.doc2path(d), app.confdir) for d in specs}
-    write_all(Path(app.outdir), specs, titles, paths, labkit_root(app))
+    shown_on = {
+        docname: {
+            name: f"{os.path.relpath(env.doc2path(other), app.confdir)}, line {line}"
+            for (_, name), (other, line) in links.items()
+        }
+        for docname, links in shown_state(env).links.items()
+    }
+    write_all(Path(app.outdir), specs, titles, paths, labkit_root(app), shown_on)

@@ -28,10 +28,11 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
 from atlas.labs.imports import PACKAGE, closure, module_file, source_imports
-from atlas.teach.state import teach_state
+from atlas.teach.state import shown_state, teach_state
 
 logger = logging.getLogger(__name__)
 ROLES = ("taught", "check", "support")
@@ -196,12 +197,29 @@ def unshown(doctree: nodes.document, specs: list, root: Path) -> tuple[list[Unsh
     return problems, closure(modules, root)
 
 
+def shown_blocks(doctree: nodes.document) -> list[tuple[str, int, int, int]]:
+    """``(labkit path, first line, last line, page line)`` of each range the page's labcode
+    blocks show: what other pages may borrow, and where the back-links point."""
+    blocks = []
+    for node in doctree.findall(nodes.container):
+        path = node.get("labcode_path")
+        if path:
+            for start, end in node.get("labcode_lines", []):
+                blocks.append((path, start, end, node.line or 0))
+    return blocks
+
+
 def check_page(app: Sphinx, doctree: nodes.document) -> None:
-    """At read time: one error per unshown taught name, at the line of the lab's import."""
+    """At read time: record what the page shows and the taught names its labs use unshown;
+    :func:`judge` decides once every page is read."""
     from atlas.labs.directive import lab_node
     from atlas.teach.config import labkit_root
 
     env = app.env
+    state = shown_state(env)
+    blocks = shown_blocks(doctree)
+    if blocks:
+        state.shown[env.docname] = blocks
     specs = [node["spec"] for node in doctree.findall(lab_node)]
     if not specs:
         return
@@ -210,15 +228,82 @@ def check_page(app: Sphinx, doctree: nodes.document) -> None:
     for file in files:
         env.note_dependency(str(file))
     seen: set[tuple[str, int]] = set()
+    borrowed = []
     for item in found:
         key = (item.definition.name, item.line)
-        if key in seen:
+        if key not in seen:
+            seen.add(key)
+            borrowed.append(item)
+    if borrowed:
+        state.borrowed[env.docname] = borrowed
+
+
+def chapter(docname: str) -> str:
+    """A page's chapter: its first folder (``models`` for ``models/counting``; ``""`` for a
+    page outside chapters)."""
+    return docname.split("/")[0] if "/" in docname else ""
+
+
+def home_of(
+    definition: Definition,
+    docname: str,
+    shown: dict[str, list[tuple[str, int, int, int]]],
+    rank: dict[str, int],
+) -> tuple[str, int] | None:
+    """Where the book shows ``definition`` for a lab of ``docname`` that does not show it: a
+    page before it in its own chapter (any page of it, for the chapter's index, which previews
+    what its pages teach), or a page of another chapter. This is d2l's rule: code is taught
+    once, in the chapter that teaches it, and used by reference elsewhere, with a link. The
+    first such page in reading order and its line, or None."""
+    late = len(rank)
+    candidates = []
+    if not chapter(docname):
+        return None  # front and back matter are read in any order: they show what they use
+    for other, blocks in shown.items():
+        if other == docname or not chapter(other):
             continue
-        seen.add(key)
-        logger.error(
-            item.message(),
-            location=(env.docname, item.line),
-            type="teach",
-            subtype="unshown",
-        )
-        teach_state(env).unshown.setdefault(env.docname, []).append(item.line)
+        same = chapter(other) == chapter(docname)
+        preview = docname == f"{chapter(docname)}/index"  # an index previews its chapter
+        if same and not preview and rank.get(other, late) >= rank.get(docname, late):
+            continue
+        for path, start, end, line in blocks:
+            if path == definition.path and start <= definition.line <= end:
+                candidates.append((rank.get(other, late), other, line))
+                break
+    if not candidates:
+        return None
+    _, other, line = min(candidates)
+    return other, line
+
+
+def judge(app: Sphinx, env: BuildEnvironment) -> list[str]:
+    """Once every page is read: one error per taught name a lab uses that the book does not show
+    where the lab may borrow it from (:func:`home_of`), at the line of the lab's import; for the
+    others, the link from the lab's box to the page that shows the code. Returns the pages whose
+    links changed, so that they are written again."""
+    from atlas.teach.problems import book_order
+
+    state = shown_state(env)
+    order, _ = book_order(env, app.config.root_doc)
+    rank = {docname: i for i, docname in enumerate(order)}
+    changed = []
+    for docname in sorted(state.borrowed):
+        links: dict[tuple[str, str], tuple[str, int]] = {}
+        for item in state.borrowed[docname]:
+            home = home_of(item.definition, docname, state.shown, rank)
+            if home is not None:
+                links[(item.lab, item.definition.name)] = home
+                continue
+            logger.error(
+                item.message(), location=(docname, item.line), type="teach", subtype="unshown"
+            )
+            lines = teach_state(env).unshown.setdefault(docname, [])
+            if item.line not in lines:
+                lines.append(item.line)
+        if links != state.links.get(docname, {}):
+            changed.append(docname)
+        if links:
+            state.links[docname] = links
+        else:
+            state.links.pop(docname, None)
+    return changed
