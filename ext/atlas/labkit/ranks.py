@@ -9,9 +9,9 @@ Every rank is killed when the caller dies (``PR_SET_PDEATHSIG``) or when ``timeo
 rank stuck in a collective never outlives its lab.
 
 A rank that raises ``unittest.SkipTest`` (the labkit's
-:class:`~atlas.labkit.pinned.UpstreamUnavailable` when an upstream's objects are absent) makes :func:`run_ranks` raise :class:`RankSkipped`, itself
-a ``SkipTest``: the lab is skipped with the rank's reason, as it would be in one process, instead
-of failing with a remote traceback.
+:class:`~atlas.labkit.pinned.UpstreamUnavailable` when an upstream's objects are absent) makes
+:func:`run_ranks` raise :class:`RankSkipped`, itself a ``SkipTest``: the lab is skipped with the
+rank's reason, as it would be in one process, instead of failing with a remote traceback.
 
 :func:`in_sequence` runs several rank functions in one start of the ranks.
 """

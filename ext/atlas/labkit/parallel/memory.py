@@ -13,7 +13,6 @@ import itertools
 from dataclasses import dataclass
 
 from atlas.labkit.registry.models import model as registry_model
-
 from atlas.labkit.units import GIB  # one GIB for the whole book
 
 ROLE = "taught"

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from atlas.labkit.models.counting import flops_per_token, kv_bytes_per_token, params_total
 from atlas.labkit.registry.hardware import GPU
 from atlas.labkit.registry.schema import Model
-from atlas.labkit.models.counting import flops_per_token, kv_bytes_per_token, params_total
 
 ROLE = "taught"
 

@@ -44,7 +44,7 @@ class Event:
     tid: int
     start: float  # microseconds
     dur: float
-    children: list["Event"] = field(default_factory=list)
+    children: list[Event] = field(default_factory=list)
 
     @property
     def end(self) -> float:

@@ -6,8 +6,8 @@ run a kernel, with its arguments. It tells apart operators whose output shares i
 storage (views: metadata only, no kernel launch on a GPU) from those that compute.
 
 :class:`DecoderLayer` is a Llama-style decoder layer written from the architecture (RMSNorm,
-grouped-query attention with rotary embeddings, a SwiGLU MLP) in eager PyTorch, used to count the operators a
-decode step dispatches.
+grouped-query attention with rotary embeddings, a SwiGLU MLP) in eager PyTorch, used to count
+the operators a decode step dispatches.
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ class OpLog(TorchDispatchMode):
 
 
 def rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate each pair of channels ``(x_i, x_{i+d/2})`` by its angle (``cos``, ``sin``: ``[tokens, d/2]``)."""
+    """Rotate each pair of channels ``(x_i, x_{i+d/2})`` by its angle (``cos``, ``sin``:
+    ``[tokens, d/2]``)."""
     x1, x2 = x.chunk(2, dim=-1)
     cos, sin = cos.unsqueeze(-2), sin.unsqueeze(-2)  # broadcast over heads
     return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
@@ -82,7 +83,8 @@ class DecoderLayer(nn.Module):
     def forward(
         self, x: torch.Tensor, positions: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor
     ) -> torch.Tensor:
-        """``x``: ``[tokens, hidden]`` at ``positions``; the caches hold the earlier keys and values."""
+        """``x``: ``[tokens, hidden]`` at ``positions``; the caches hold the earlier keys and
+        values."""
         t, d = x.shape[0], self.head_dim
         q, k, v = self.qkv(self.attn_norm(x)).split(
             [self.heads * d, self.kv_heads * d, self.kv_heads * d], dim=-1

@@ -15,8 +15,9 @@ capture on a GPU, it refuses to copy a value to the host in the middle of a capt
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode

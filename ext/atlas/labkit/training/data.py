@@ -165,14 +165,14 @@ class GPTSamples:
         total = len(self.sample_idx) - 1
         bounds = [0, n_before_last, total] if separate else [0, total]
         shuffle_parts = []
-        for lo, hi in zip(bounds, bounds[1:]):
+        for lo, hi in zip(bounds, bounds[1:], strict=False):
             part = numpy.arange(lo, hi, dtype=numpy.uint32)
             rng.shuffle(part)
             shuffle_parts.append(part)
         self.shuffle_idx = numpy.concatenate(shuffle_parts)
         if paths:
             os.makedirs(cache_dir, exist_ok=True)
-            for k, arr in zip(("doc", "sample", "shuffle"), (self.doc_index, self.sample_idx, self.shuffle_idx)):
+            for k, arr in zip(("doc", "sample", "shuffle"), (self.doc_index, self.sample_idx, self.shuffle_idx), strict=True):
                 numpy.save(paths[k], arr)
 
     def __len__(self) -> int:

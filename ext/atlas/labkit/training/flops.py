@@ -15,8 +15,8 @@ free, the output head is a matrix like any other.
 
 from __future__ import annotations
 
-from atlas.labkit.registry.schema import Model
 from atlas.labkit.models.counting import params_active
+from atlas.labkit.registry.schema import Model
 
 ROLE = "taught"
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atlas.labkit.registry.schema import Model
 from atlas.labkit.models.counting import attention_params, mlp_params
+from atlas.labkit.registry.schema import Model
 from atlas.labkit.training.mixed import bytes_per_param
 from atlas.labkit.training.recompute import recompute_flops_overhead
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from atlas.labkit.models.counting import layer_types, params_active, params_total
 from atlas.labkit.registry.models import MODELS
 from atlas.labkit.registry.schema import Model, parse_count
-from atlas.labkit.models.counting import layer_types, params_active, params_total
 
 ROLE = "check"
 

@@ -16,10 +16,10 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from atlas.labkit.checks.models.common import Block, Decoder, RMSNorm, _linear
+from atlas.labkit.models.counting import layer_types
 from atlas.labkit.pinned import module
 from atlas.labkit.registry.models import MODELS
 from atlas.labkit.registry.schema import Model
-from atlas.labkit.models.counting import layer_types
 
 ROLE = "check"
 

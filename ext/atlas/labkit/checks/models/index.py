@@ -5,10 +5,17 @@ The chapter's checks: the registry against the outside world.
 
 from __future__ import annotations
 
+from atlas.labkit.models.counting import (
+    kv_bytes,
+    kv_bytes_per_token,
+    layer_types,
+    params_active,
+    params_total,
+    vision_params,
+)
 from atlas.labkit.pinned import read
 from atlas.labkit.registry.models import MODELS
 from atlas.labkit.registry.schema import Model
-from atlas.labkit.models.counting import kv_bytes, kv_bytes_per_token, layer_types, params_active, params_total, vision_params
 
 ROLE = "check"
 

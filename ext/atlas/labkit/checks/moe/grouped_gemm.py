@@ -49,7 +49,7 @@ def grouped_gemm_variants_agree(counts: list[int], block_m: int = 16, seed: int 
     ref = run(lambda x, w: gg.loop_reference(x, w, counts))
 
     def same(other: tuple[torch.Tensor, ...], tol: float = 1e-12) -> bool:
-        return all(torch.allclose(a, b, rtol=tol, atol=tol) for a, b in zip(ref, other))
+        return all(torch.allclose(a, b, rtol=tol, atol=tol) for a, b in zip(ref, other, strict=True))
 
     out = {
         "padded bmm": same(run(lambda x, w: gg.padded_bmm(x, w, counts))),
@@ -66,6 +66,6 @@ def grouped_gemm_variants_agree(counts: list[int], block_m: int = 16, seed: int 
     grads_t = torch.autograd.grad(y_t, (x32, w32), dy32)
     grads_l = torch.autograd.grad(y_l, (x32, w32), dy32)
     out["torch grouped_mm"] = all(
-        torch.allclose(a, b, rtol=1e-4, atol=1e-4) for a, b in zip((y_t, *grads_t), (y_l, *grads_l))
+        torch.allclose(a, b, rtol=1e-4, atol=1e-4) for a, b in zip((y_t, *grads_t), (y_l, *grads_l), strict=True)
     )
     return out

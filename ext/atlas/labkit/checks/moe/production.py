@@ -50,7 +50,7 @@ def eplb_matches_upstream(
     counts_ok = ours.count == count[0].tolist()
     loads_ok = counts_ok and all(
         abs(a - b) <= 1e-6 * max(abs(a), 1.0)
-        for na, nb in zip(node_loads(ours.phy2log), node_loads(theirs))
-        for a, b in zip(na, nb)
+        for na, nb in zip(node_loads(ours.phy2log), node_loads(theirs), strict=True)
+        for a, b in zip(na, nb, strict=True)
     )
     return {"counts": counts_ok, "loads": loads_ok, "exact": ours.phy2log == theirs}

@@ -6,7 +6,7 @@ The chapter's checks: the upstreams' own code at the pin, and the checks.
 from __future__ import annotations
 
 import math
-from typing import Any, List, Optional, Tuple, Union
+from typing import Any, Optional, Union
 
 import torch
 import torch.distributed as dist
@@ -31,7 +31,7 @@ MEGATRON_ROUTER_FUNCTIONS = (
 # Transformer Engine, the router replay and the process-group state are absent here, as on a
 # machine without them: the functions take their plain-torch paths.
 _MEGATRON_ROUTER_GLOBALS: dict[str, Any] = {
-    "torch": torch, "math": math, "Optional": Optional, "Tuple": Tuple, "List": List,
+    "torch": torch, "math": math, "Optional": Optional, "Tuple": tuple, "List": list,
     "Union": Union, "HAVE_TE": False, "RouterReplay": None, "parallel_state": None,
     "is_te_min_version": lambda *_: False, "fused_moe_aux_loss": None,
     "fused_topk_with_score_function": None, "fused_compute_score_for_moe_aux_loss": None,

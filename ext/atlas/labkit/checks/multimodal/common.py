@@ -35,6 +35,6 @@ def cache_report(requests: int = 200, distinct: int = 40, capacity: int = 64, se
 
     cache = EncoderCache(encode, capacity)
     outs = [cache(images[i].clone()) for i in stream]
-    same = all(torch.equal(o, images[i].flatten() @ proj) for o, i in zip(outs, stream))
+    same = all(torch.equal(o, images[i].flatten() @ proj) for o, i in zip(outs, stream, strict=True))
     return {"calls": calls["n"], "unique": len(set(stream)), "hits": cache.hits,
             "requests": requests, "outputs_equal": same}

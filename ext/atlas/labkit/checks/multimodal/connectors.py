@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import typing
 
 import torch
 
@@ -27,6 +26,6 @@ def megatron_align_embeddings():
         "megatron",
         "megatron/core/models/mimo/model/base.py",
         ("MimoModel.align_embeddings_by_token_positions",),
-        {"torch": torch, "Dict": typing.Dict, "logger": logging.getLogger("mimo")},
+        {"torch": torch, "Dict": dict, "logger": logging.getLogger("mimo")},
     )
     return functools.partial(scope["align_embeddings_by_token_positions"], None)

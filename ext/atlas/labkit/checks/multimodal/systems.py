@@ -11,7 +11,6 @@ from __future__ import annotations
 import bisect
 import functools
 import random
-import typing
 
 from atlas.labkit.multimodal.packing import balance, imbalance, pack_greedy
 from atlas.labkit.pinned import definitions
@@ -23,7 +22,7 @@ ROLE = "check"
 def megatron_greedy_knapsack():
     scope = definitions(
         "megatron", "examples/multimodal/dataset_helpers.py", ("search_for_fit", "greedy_knapsack"),
-        {"bisect": bisect, "List": typing.List},
+        {"bisect": bisect, "List": list},
     )
     return scope["greedy_knapsack"]
 

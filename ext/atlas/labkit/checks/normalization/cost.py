@@ -24,7 +24,7 @@ def megatron_bias_dropout_add():
         "megatron",
         "megatron/core/fusions/fused_bias_dropout.py",
         ("_bias_dropout_add_func",),
-        {"torch": torch, "Optional": typing.Optional, "Tuple": typing.Tuple},
+        {"torch": torch, "Optional": typing.Optional, "Tuple": tuple},
     )
     return scope["_bias_dropout_add_func"]
 
@@ -63,7 +63,7 @@ def sequence_parallel_add_norm(ranks: int = 4, tokens: int = 32, width: int = 64
     tp = [add_rms_norm(dense_sum, residual, weight)[0] for _ in range(ranks)]
     shards = partial.sum(0).chunk(ranks, dim=0)  # reduce-scatter: rank r keeps chunk r
     res_shards = residual.chunk(ranks, dim=0)
-    sp = torch.cat([add_rms_norm(s, r, weight)[0] for s, r in zip(shards, res_shards)])
+    sp = torch.cat([add_rms_norm(s, r, weight)[0] for s, r in zip(shards, res_shards, strict=True)])
     return {
         "match": all(torch.allclose(t, sp, atol=1e-6) for t in tp),
         "tokens_per_rank_tp": tokens,

@@ -23,7 +23,7 @@ def _megatron_rank_generator() -> type:
         "megatron",
         "megatron/core/parallel_state.py",
         ("generate_masked_orthogonal_rank_groups", "RankGenerator"),
-        {"List": typing.List, "Optional": typing.Optional},
+        {"List": list, "Optional": typing.Optional},
     )
     return scope["RankGenerator"]
 

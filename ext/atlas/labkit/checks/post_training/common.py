@@ -1,7 +1,7 @@
-"""Checking code that several pages of the post-training chapter share: ``post-
-training/agentic.md``, ``post-training/mismatch.md``, ``post-training/policy-gradient.md``,
-``post-training/problems.md``, ``post-training/rollout-train.md``, ``post-training/sft.md``,
-``post-training/weight-sync.md``.
+"""Checking code that several pages of the post-training chapter share:
+``post-training/agentic.md``, ``post-training/mismatch.md``,
+``post-training/policy-gradient.md``, ``post-training/problems.md``,
+``post-training/rollout-train.md``, ``post-training/sft.md``, ``post-training/weight-sync.md``.
 
 The chapter's checks: upstream code at the pins, fakes, toy models.
 """

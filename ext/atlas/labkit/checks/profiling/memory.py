@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 

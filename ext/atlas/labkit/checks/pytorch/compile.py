@@ -6,7 +6,8 @@ The chapter's checks: each compares the chapter's code with PyTorch itself.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

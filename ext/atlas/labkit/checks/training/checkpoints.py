@@ -27,7 +27,7 @@ def megatron_sharded_tensor() -> type:
     scope = {k: getattr(typing, k) for k in ("Any", "Callable", "Dict", "List", "Optional", "Tuple", "Union")}
     scope.update(torch=torch, ABC=ABC, abstractmethod=abstractmethod, dataclass=dataclass,
                  field=field, replace=replace, CheckpointingException=CheckpointingException)
-    scope["ReplicaId"] = typing.Union[int, typing.Tuple[int, ...]]
+    scope["ReplicaId"] = int | tuple[int, ...]
     ns = definitions(UPSTREAM, "megatron/core/dist_checkpointing/mapping.py", ["ShardedBase", "ShardedTensor"], scope)
     return ns.ShardedTensor
 
@@ -91,7 +91,7 @@ def load_at_tp(rank: int, world: int, directory: str, seed: int) -> dict[str, An
     out = _tp_forward(x, local)
     return {
         "shapes": [tuple(t.shape) for t in local],
-        "slices_equal": all(torch.equal(a, b) for a, b in zip(local, _tp_slices(dense, world, rank))),
+        "slices_equal": all(torch.equal(a, b) for a, b in zip(local, _tp_slices(dense, world, rank), strict=True)),
         "output_matches_dense": bool(torch.allclose(out, reference, rtol=1e-12, atol=1e-12)),
     }
 
@@ -118,7 +118,7 @@ def resume_run(steps: int, stop_at: int | None = None, state: dict[str, Any] | N
 
     losses = []
     while it < steps:
-        xs, ys = zip(*(sample(consumed + j) for j in range(batch)))
+        xs, ys = zip(*(sample(consumed + j) for j in range(batch)), strict=True)
         loss = torch.nn.functional.mse_loss(model(torch.stack(xs)), torch.stack(ys))
         opt.zero_grad()
         loss.backward()
@@ -147,5 +147,5 @@ def sharded_metadata_matches(tp: int, seed: int = 3) -> list[bool]:
         out.append(all(
             (o.global_shape, o.global_offset, o.axis_fragmentations, o.replica_id)
             == (tuple(t.global_shape), tuple(t.global_offset), tuple(t.axis_fragmentations), t.replica_id)
-            for o, t in zip(ours, theirs)))
+            for o, t in zip(ours, theirs, strict=True)))
     return out

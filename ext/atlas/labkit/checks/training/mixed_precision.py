@@ -40,13 +40,12 @@ cpu_torch = _CPUTorch()
 def megatron_grad_scaler() -> type:
     """Megatron's ``DynamicGradScaler`` class, its CUDA scalars placed on the CPU."""
     from abc import ABC, abstractmethod
-    from typing import Dict
 
     ns = definitions(
         UPSTREAM,
         "megatron/core/optimizer/grad_scaler.py",
         ["MegatronGradScaler", "DynamicGradScaler"],
-        {"torch": cpu_torch, "ABC": ABC, "abstractmethod": abstractmethod, "Dict": Dict},
+        {"torch": cpu_torch, "ABC": ABC, "abstractmethod": abstractmethod, "Dict": dict},
     )
     return ns.DynamicGradScaler
 
@@ -54,19 +53,18 @@ def megatron_grad_scaler() -> type:
 def megatron_param_ranges(numels: list[int], dp: int, rank: int) -> list[dict[str, tuple[int, int]] | None]:
     """Megatron's ``_build_model_gbuf_param_range_map`` for parameters laid back to back in
     one bucket (offset 0), this rank's shard of the padded buffer as its world range."""
-    from typing import Dict, Tuple
 
     ns = definitions(
         UPSTREAM,
         "megatron/core/optimizer/distrib_optimizer.py",
         ["Range", "DistributedOptimizer._build_model_gbuf_param_range_map"],
-        {"Dict": Dict, "Tuple": Tuple, "torch": torch},
+        {"Dict": dict, "Tuple": tuple, "torch": torch},
     )
     total = sum(numels)
     size = -(-total // dp)
     index_map, start = {}, 0
     keys = [f"p{i}" for i in range(len(numels))]
-    for key, n in zip(keys, numels):
+    for key, n in zip(keys, numels, strict=True):
         index_map[key] = (start, start + n, 0)
         start += n
     world = ns.Range(rank * size, (rank + 1) * size)
@@ -91,7 +89,7 @@ def clip_matches_torch(rank: int, world: int, seed: int, max_norm: float) -> dic
     norm = global_grad_norm([shard])
     clip_by_global_norm([shard], max_norm, norm)
     params = [torch.nn.Parameter(torch.zeros_like(t)) for t in grads]
-    for p, t in zip(params, grads):
+    for p, t in zip(params, grads, strict=True):
         p.grad = t.clone()
     torch_norm = float(torch.nn.utils.clip_grad_norm_(params, max_norm))
     torch_shard = list(torch.cat([p.grad for p in params]).chunk(world))[rank]

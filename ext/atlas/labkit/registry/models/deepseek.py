@@ -1,4 +1,6 @@
-"""The registry's figures of DeepSeek-V3 (R1 shares the architecture) and Kimi K2, each with its source."""
+"""The registry's figures of DeepSeek-V3 (R1 shares the architecture) and Kimi K2, each with its
+source.
+"""
 
 from __future__ import annotations
 
