@@ -158,7 +158,9 @@ def tree_schedule(size: float, n: int, chunk: float) -> list[Message]:
                     msgs.append(Message(r, nodes[r].up, nbytes, [up[c] for c in kids]))
                     up[r] = len(msgs) - 1
 
-            def broadcast(r: int, got: list[int], nodes: list = nodes, nbytes: float = nbytes) -> None:
+            def broadcast(
+                r: int, got: list[int], nodes: list = nodes, nbytes: float = nbytes
+            ) -> None:
                 for c in (nodes[r].down0, nodes[r].down1):
                     if c != -1:
                         msgs.append(Message(r, c, nbytes, got))

@@ -102,5 +102,6 @@ def occupancy(threads_per_block: int, regs_per_thread: int, smem_per_block: int,
     }
     limiter = min(by_resource, key=by_resource.get)
     blocks = by_resource[limiter]
-    return Occupancy(blocks, blocks * warps, blocks * warps / sm.max_warps_per_sm, limiter,
-                     by_resource)
+    return Occupancy(
+        blocks, blocks * warps, blocks * warps / sm.max_warps_per_sm, limiter, by_resource
+    )

@@ -28,8 +28,9 @@ def binomial_pmf(n: int, p: float) -> list[float]:
         return [float(k == round(n * p)) for k in range(n + 1)]
     lp, lq = math.log(p), math.log1p(-p)
     return [
-        math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * lp
-                 + (n - k) * lq)
+        math.exp(
+            math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * lp + (n - k) * lq
+        )
         for k in range(n + 1)
     ]
 
@@ -40,9 +41,7 @@ def expected_overflow(n: int, p: float, cap: int) -> float:
     return sum((k - cap) * pmf[k] for k in range(cap + 1, n + 1))
 
 
-def expected_drop_fraction(
-    tokens: int, q: list[float], k: int, capacity_factor: float
-) -> float:
+def expected_drop_fraction(tokens: int, q: list[float], k: int, capacity_factor: float) -> float:
     """The closed form above, for per-expert selection probabilities ``q`` (summing to k)."""
     cap = capacity(tokens, len(q), k, capacity_factor)
     return sum(expected_overflow(tokens, qi, cap) for qi in q) / (k * tokens)

@@ -1,2 +1,1 @@
-
 ROLE = "taught"

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 ROLE = "taught"
 
 
-def schedule_action(step: int, wait: int, warmup: int, active: int, repeat: int = 0,
-                    skip_first: int = 0) -> str:
+def schedule_action(
+    step: int, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0
+) -> str:
     """What the profiler does at ``step``: "none", "warmup", "record" or "save".
 
     The first ``skip_first`` steps are skipped; then cycles of ``wait`` idle steps, ``warmup``

@@ -104,7 +104,9 @@ class CachingAllocator:
 
     def _best_fit(self, size: int, small: bool, stream: int) -> Block | None:
         fits = [
-            b for b in self.free_blocks if b.small == small and b.stream == stream and b.size >= size
+            b
+            for b in self.free_blocks
+            if b.small == small and b.stream == stream and b.size >= size
         ]
         return min(fits, key=lambda b: (b.size, b.address), default=None)
 

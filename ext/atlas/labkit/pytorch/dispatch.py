@@ -41,9 +41,11 @@ class OpLog(TorchDispatchMode):
             if isinstance(t, torch.Tensor)
         }
         outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
-        is_view = bool(outputs) and all(
-            t.untyped_storage().data_ptr() in inputs for t in outputs
-        ) and not func._schema.is_mutable
+        is_view = (
+            bool(outputs)
+            and all(t.untyped_storage().data_ptr() in inputs for t in outputs)
+            and not func._schema.is_mutable
+        )
         self.ops.append(func.overloadpacket.__name__)
         self.views.append(is_view)
         return out
@@ -65,13 +67,21 @@ class DecoderLayer(nn.Module):
     """One Llama-style layer: ``x + attn(norm(x))``, then ``h + mlp(norm(h))``."""
 
     def __init__(
-        self, hidden: int, heads: int, kv_heads: int, head_dim: int, ffn: int, max_positions: int = 4096
+        self,
+        hidden: int,
+        heads: int,
+        kv_heads: int,
+        head_dim: int,
+        ffn: int,
+        max_positions: int = 4096,
     ) -> None:
         super().__init__()
         self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
         inv_freq = 500000.0 ** (-torch.arange(head_dim // 2, dtype=torch.float32) / (head_dim // 2))
         angles = torch.arange(max_positions, dtype=torch.float32)[:, None] * inv_freq
-        self.register_buffer("cos", angles.cos(), persistent=False)  # computed once, indexed per step
+        self.register_buffer(
+            "cos", angles.cos(), persistent=False
+        )  # computed once, indexed per step
         self.register_buffer("sin", angles.sin(), persistent=False)
         self.attn_norm = nn.RMSNorm(hidden, eps=1e-5)
         self.qkv = nn.Linear(hidden, (heads + 2 * kv_heads) * head_dim, bias=False)

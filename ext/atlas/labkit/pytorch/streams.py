@@ -134,7 +134,9 @@ class GraphRecorder(TorchDispatchMode):
                     dst.copy_(src)  # same address as at capture; views and in-place ops alias
 
 
-def capture(fn: Callable[..., torch.Tensor], *static_inputs: torch.Tensor) -> tuple[GraphRecorder, torch.Tensor]:
+def capture(
+    fn: Callable[..., torch.Tensor], *static_inputs: torch.Tensor
+) -> tuple[GraphRecorder, torch.Tensor]:
     """Warm up once (outside the recorder), then capture ``fn`` on the static inputs."""
     fn(*static_inputs)
     recorder = GraphRecorder()

@@ -291,27 +291,39 @@ def _pcie(gt_per_s: float, lanes: int = 16) -> float:
 
 LINKS: dict[str, Link] = {
     "nvlink3": Link(
-        "NVLink 3 (A100)", 600 * GB / 2, "12 links x 25 GB/s each way",
+        "NVLink 3 (A100)",
+        600 * GB / 2,
+        "12 links x 25 GB/s each way",
         "cite:nvidia2020ampere (twelve third-generation NVLinks, 600 GB/s total per GPU)",
     ),
     "nvlink4": Link(
-        "NVLink 4 (H100, H200)", 900 * GB / 2, "18 links x 25 GB/s each way",
+        "NVLink 4 (H100, H200)",
+        900 * GB / 2,
+        "18 links x 25 GB/s each way",
         "cite:nvidia2022hopper (eighteen fourth-generation NVLinks, 900 GB/s total per GPU)",
     ),
     "nvlink5": Link(
-        "NVLink 5 (B200, GB200)", 1.8e12 / 2, "18 links x 50 GB/s each way",
+        "NVLink 5 (B200, GB200)",
+        1.8e12 / 2,
+        "18 links x 50 GB/s each way",
         "cite:nvidia2024gb200 (fifth-generation NVLink, 1.8 TB/s per GPU)",
     ),
     "pcie4": Link(
-        "PCIe 4.0 x16", _pcie(16e9), "16 GT/s per lane, 128b/130b",
+        "PCIe 4.0 x16",
+        _pcie(16e9),
+        "16 GT/s per lane, 128b/130b",
         "cite:pcisig2019pcie (PCIe 4.0: 16 GT/s per lane; 5.0: 32 GT/s; 128b/130b encoding)",
     ),
     "pcie5": Link(
-        "PCIe 5.0 x16", _pcie(32e9), "32 GT/s per lane, 128b/130b",
+        "PCIe 5.0 x16",
+        _pcie(32e9),
+        "32 GT/s per lane, 128b/130b",
         "cite:pcisig2019pcie (PCIe 5.0: 32 GT/s per lane, 128b/130b encoding)",
     ),
     "ib-ndr": Link(
-        "InfiniBand NDR", 400e9 / 8, "4 lanes x 100 Gb/s",
+        "InfiniBand NDR",
+        400e9 / 8,
+        "4 lanes x 100 Gb/s",
         "cite:nvidia2023dgxh100 (ConnectX-7 400 Gb/s NDR InfiniBand per GPU)",
     ),
 }
@@ -354,4 +366,6 @@ def other_accelerator(name: str) -> GPU:
     try:
         return OTHER_ACCELERATORS[name]
     except KeyError:
-        raise KeyError(f"unknown accelerator {name!r}; known: {', '.join(OTHER_ACCELERATORS)}") from None
+        raise KeyError(
+            f"unknown accelerator {name!r}; known: {', '.join(OTHER_ACCELERATORS)}"
+        ) from None

@@ -18,7 +18,9 @@ ROLE = "support"
 
 # Pinned or snapshotted commits of the repositories the figures were read from.
 SLIME = "https://github.com/THUDM/slime/blob/41014d1f29e201137fdffce737bb8bac65bc5219"
-DEEPSEEK_V3 = "https://github.com/deepseek-ai/DeepSeek-V3/blob/9b4e9788e4a3a731f7567338ed15d3ec549ce03b"
+DEEPSEEK_V3 = (
+    "https://github.com/deepseek-ai/DeepSeek-V3/blob/9b4e9788e4a3a731f7567338ed15d3ec549ce03b"
+)
 GPT_OSS = "https://github.com/openai/gpt-oss/blob/7b583341fe16729127f6d5b94a7b09ccae97e1a1"
 GEMMA = "https://github.com/google-deepmind/gemma/blob/7691fd4e7f26c9ec5db38110dddb3addfab4d767"
 TRANSFORMERS = (

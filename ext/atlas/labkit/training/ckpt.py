@@ -62,7 +62,9 @@ class ShardedTensor:
 
     @property
     def local_shape(self) -> tuple[int, ...]:
-        return tuple(g // f for g, f in zip(self.global_shape, self.axis_fragmentations, strict=True))
+        return tuple(
+            g // f for g, f in zip(self.global_shape, self.axis_fragmentations, strict=True)
+        )
 
     def without_data(self) -> ShardedTensor:
         return replace(self, data=None)
@@ -185,7 +187,9 @@ class AsyncSave:
         finalize(self.snapshot, self.directory, self.rank)
 
 
-def resume_state(model: torch.nn.Module, optimizer: torch.optim.Optimizer, consumed: int, iteration: int) -> dict[str, Any]:
+def resume_state(
+    model: torch.nn.Module, optimizer: torch.optim.Optimizer, consumed: int, iteration: int
+) -> dict[str, Any]:
     """Everything a resumed run needs to continue exactly where this one stopped."""
     return {
         "model": {k: v.clone() for k, v in model.state_dict().items()},
@@ -200,7 +204,9 @@ def resume_state(model: torch.nn.Module, optimizer: torch.optim.Optimizer, consu
     }
 
 
-def restore_state(state: dict[str, Any], model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> tuple[int, int]:
+def restore_state(
+    state: dict[str, Any], model: torch.nn.Module, optimizer: torch.optim.Optimizer
+) -> tuple[int, int]:
     """Load a :func:`resume_state` dict; returns ``(consumed_samples, iteration)``."""
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])

@@ -31,8 +31,7 @@ def _ts_number(text: str, name: str) -> float:
 @functools.cache
 def dsh_defaults() -> dict[str, float]:
     """DeepSeek Harness's compaction and scheduling defaults, read from its TypeScript."""
-    config, _ = read("deepseek-harness",
-                              "packages/compaction/compaction-basic/src/config.ts")
+    config, _ = read("deepseek-harness", "packages/compaction/compaction-basic/src/config.ts")
     loop, _ = read("deepseek-harness", "packages/core/agent-loop/src/constants.ts")
     return {
         "threshold_ratio": _ts_number(config, "DEFAULT_THRESHOLD_RATIO"),
@@ -70,32 +69,54 @@ def repo_tools(files: dict[str, str]) -> ToolRegistry:
     """Three tools over an in-memory repository: read, write, and a fake test run."""
     reg = ToolRegistry()
     path = {"type": "string", "minLength": 1}
-    reg.register(Tool(
-        "read_file", "Read a file of the repository.",
-        {"type": "object", "properties": {"path": path}, "required": ["path"],
-         "additionalProperties": False},
-        lambda path: files[path]))
+    reg.register(
+        Tool(
+            "read_file",
+            "Read a file of the repository.",
+            {
+                "type": "object",
+                "properties": {"path": path},
+                "required": ["path"],
+                "additionalProperties": False,
+            },
+            lambda path: files[path],
+        )
+    )
 
     def write_file(path: str, content: str) -> str:
         files[path] = content
         return f"wrote {len(content)} characters to {path}"
 
-    reg.register(Tool(
-        "write_file", "Replace a file's content.",
-        {"type": "object", "properties": {"path": path, "content": {"type": "string"}},
-         "required": ["path", "content"], "additionalProperties": False},
-        write_file))
+    reg.register(
+        Tool(
+            "write_file",
+            "Replace a file's content.",
+            {
+                "type": "object",
+                "properties": {"path": path, "content": {"type": "string"}},
+                "required": ["path", "content"],
+                "additionalProperties": False,
+            },
+            write_file,
+        )
+    )
 
     def run_tests(pattern: str = "test_", verbose: bool = False) -> str:
         ok = "return a + b" in files.get("calc.py", "")
         return "1 passed" if ok else "1 failed: test_add expected 5, got -1"
 
-    reg.register(Tool(
-        "run_tests", "Run the test suite.",
-        {"type": "object", "properties": {"pattern": {"type": "string"},
-                                          "verbose": {"type": "boolean"}},
-         "additionalProperties": False},
-        run_tests))
+    reg.register(
+        Tool(
+            "run_tests",
+            "Run the test suite.",
+            {
+                "type": "object",
+                "properties": {"pattern": {"type": "string"}, "verbose": {"type": "boolean"}},
+                "additionalProperties": False,
+            },
+            run_tests,
+        )
+    )
     return reg
 
 
@@ -105,15 +126,23 @@ def bugfix_task() -> tuple[ToolRegistry, ScriptedModel, dict[str, str]]:
     files = {"calc.py": "def add(a, b):\n    return a - b\n"}
     script = [
         {"content": "Run the tests first.", "tool_calls": [call("c1", "run_tests")]},
-        {"content": "Read the code.", "tool_calls": [
-            call("c2", "read_file", path="calc.py"),
-            {"id": "c3", "name": "read_file", "arguments": '{"file": "calc.py"}'}]},
-        {"content": "Fix the operator.", "tool_calls": [
-            call("c4", "write_file", path="calc.py",
-                 content="def add(a, b):\n    return a + b\n")]},
+        {
+            "content": "Read the code.",
+            "tool_calls": [
+                call("c2", "read_file", path="calc.py"),
+                {"id": "c3", "name": "read_file", "arguments": '{"file": "calc.py"}'},
+            ],
+        },
+        {
+            "content": "Fix the operator.",
+            "tool_calls": [
+                call(
+                    "c4", "write_file", path="calc.py", content="def add(a, b):\n    return a + b\n"
+                )
+            ],
+        },
         {"content": "Check.", "tool_calls": [call("c5", "run_tests", verbose=True)]},
-        {"content": "Fixed: add() subtracted; it now adds and the test passes.",
-         "tool_calls": []},
+        {"content": "Fixed: add() subtracted; it now adds and the test passes.", "tool_calls": []},
     ]
     return repo_tools(files), ScriptedModel(script), files
 

@@ -26,12 +26,18 @@ def long_session(steps: int, output_tokens: list[int]) -> tuple[ToolRegistry, Sc
     token count, and the last answers without a call."""
     reg = ToolRegistry()
     sizes = dict(enumerate(output_tokens))
-    reg.register(Tool("cat", "Print a file.",
-                      {"type": "object", "properties": {"i": {"type": "integer"}},
-                       "required": ["i"]},
-                      lambda i: words(sizes[i], f"out{i}")))
-    script = [{"content": f"step {i}", "tool_calls": [call(f"c{i}", "cat", i=i)]}
-              for i in range(steps - 1)]
+    reg.register(
+        Tool(
+            "cat",
+            "Print a file.",
+            {"type": "object", "properties": {"i": {"type": "integer"}}, "required": ["i"]},
+            lambda i: words(sizes[i], f"out{i}"),
+        )
+    )
+    script = [
+        {"content": f"step {i}", "tool_calls": [call(f"c{i}", "cat", i=i)]}
+        for i in range(steps - 1)
+    ]
     script.append({"content": "done", "tool_calls": []})
     return reg, ScriptedModel(script)
 
@@ -48,8 +54,16 @@ def fixed_summary(messages: list[dict[str, Any]], max_tokens: int) -> str:
     return words(max_tokens, f"summary-of-{len(messages)}")
 
 
-def compaction_schedule(steps: int, g: int, window: int, fixed: int, task: int, summary: int,
-                        threshold_ratio: float, retain_ratio: float) -> list[int]:
+def compaction_schedule(
+    steps: int,
+    g: int,
+    window: int,
+    fixed: int,
+    task: int,
+    summary: int,
+    threshold_ratio: float,
+    retain_ratio: float,
+) -> list[int]:
     """The steps before which compaction fires, by arithmetic on token counts alone.
 
     Before step ``k`` the request holds ``fixed`` tokens, the task message (``task`` tokens),

@@ -24,6 +24,12 @@ def upstream_functions(
     For files whose other imports (a framework, a compiled extension) cannot load on a CPU
     machine while the functions themselves need only torch.
     """
-    env = {"torch": torch, "math": math, "Optional": Optional, "rearrange": rearrange,
-           "repeat": repeat, **(namespace or {})}
+    env = {
+        "torch": torch,
+        "math": math,
+        "Optional": Optional,
+        "rearrange": rearrange,
+        "repeat": repeat,
+        **(namespace or {}),
+    }
     return definitions(name, path, names, env)

@@ -19,16 +19,18 @@ def hardware_rows() -> list[list[str]]:
 
     rows = []
     for g in GPUS.values():
-        rows.append([
-            g.name,
-            "n/a" if g.sms is None else str(g.sms),
-            fmt(g.flops.get("bf16"), 1e12, "TF"),
-            fmt(g.flops.get("fp8"), 1e12, "TF"),
-            fmt(g.hbm_bytes, 1e9, "GB"),
-            fmt(g.hbm_bandwidth, 1e12, "TB/s", 2),
-            fmt(g.l2_bytes, 2**20, "MiB"),
-            fmt(g.smem_per_sm, 2**10, "KiB"),
-            fmt(g.nvlink_bandwidth, 1e9, "GB/s"),
-            fmt(g.nic_bandwidth, 1e9, "GB/s"),
-        ])
+        rows.append(
+            [
+                g.name,
+                "n/a" if g.sms is None else str(g.sms),
+                fmt(g.flops.get("bf16"), 1e12, "TF"),
+                fmt(g.flops.get("fp8"), 1e12, "TF"),
+                fmt(g.hbm_bytes, 1e9, "GB"),
+                fmt(g.hbm_bandwidth, 1e12, "TB/s", 2),
+                fmt(g.l2_bytes, 2**20, "MiB"),
+                fmt(g.smem_per_sm, 2**10, "KiB"),
+                fmt(g.nvlink_bandwidth, 1e9, "GB/s"),
+                fmt(g.nic_bandwidth, 1e9, "GB/s"),
+            ]
+        )
     return rows

@@ -55,12 +55,14 @@ def tiny_decoder_step_flops(
     dev = torch.device("meta")
     emb = torch.nn.Embedding(vocab, d, device=dev)
     blocks = [
-        torch.nn.ModuleDict({
-            "qkv": torch.nn.Linear(d, 3 * d, bias=False, device=dev),
-            "out": torch.nn.Linear(d, d, bias=False, device=dev),
-            "up": torch.nn.Linear(d, 4 * d, bias=False, device=dev),
-            "down": torch.nn.Linear(4 * d, d, bias=False, device=dev),
-        })
+        torch.nn.ModuleDict(
+            {
+                "qkv": torch.nn.Linear(d, 3 * d, bias=False, device=dev),
+                "out": torch.nn.Linear(d, d, bias=False, device=dev),
+                "up": torch.nn.Linear(d, 4 * d, bias=False, device=dev),
+                "down": torch.nn.Linear(4 * d, d, bias=False, device=dev),
+            }
+        )
         for _ in range(layers)
     ]
     head = torch.nn.Linear(d, vocab, bias=False, device=dev)
@@ -76,7 +78,5 @@ def tiny_decoder_step_flops(
             x = x + b["down"](torch.relu(b["up"](x)))
         head(x).sum().backward()
 
-    matmul_params = sum(
-        p.numel() for blk in blocks for p in blk.parameters()
-    ) + head.weight.numel()
+    matmul_params = sum(p.numel() for blk in blocks for p in blk.parameters()) + head.weight.numel()
     return count_flops(step), matmul_params

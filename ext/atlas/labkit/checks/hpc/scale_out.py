@@ -48,8 +48,9 @@ def all_to_all_vs_routing(
     x[:, 1] = torch.arange(tokens, dtype=torch.float32)  # stamp: the token index
     chosen = torch.randn(tokens, experts).topk(top_k, dim=1).indices
     owner = chosen // (experts // world)
-    pairs = torch.unique(torch.stack([torch.arange(tokens).repeat_interleave(top_k),
-                                      owner.reshape(-1)], 1), dim=0)
+    pairs = torch.unique(
+        torch.stack([torch.arange(tokens).repeat_interleave(top_k), owner.reshape(-1)], 1), dim=0
+    )
     rows, dest = x[pairs[:, 0]], pairs[:, 1]
     t = coll.Traffic()
     got, recv_counts = coll.all_to_all(rows, dest, world, t)
@@ -59,7 +60,8 @@ def all_to_all_vs_routing(
         "routing_row": routing_row,
         "sent_bytes": t.total,
         "recv_counts": recv_counts,
-        "recv_senders_ok": torch.equal(torch.bincount(senders, minlength=world),
-                                       torch.tensor(recv_counts)),
+        "recv_senders_ok": torch.equal(
+            torch.bincount(senders, minlength=world), torch.tensor(recv_counts)
+        ),
         "token_bytes": hidden * x.element_size(),
     }

@@ -42,8 +42,11 @@ class Trace:
         return self._select("load", program)
 
     def _select(self, kind, program) -> list[Access]:
-        return [a for a in self.accesses if (kind is None or a.kind == kind)
-                and (program is None or a.program == tuple(program))]
+        return [
+            a
+            for a in self.accesses
+            if (kind is None or a.kind == kind) and (program is None or a.program == tuple(program))
+        ]
 
 
 @contextmanager
@@ -57,8 +60,9 @@ def trace_memory():
         addresses = np.asarray(ptrs.data).astype(np.int64)
         keep = np.broadcast_to(np.asarray(mask.data, dtype=bool), addresses.shape)
         elem_bytes = ptrs.get_element_ty().primitive_bitwidth // 8
-        trace.accesses.append(Access(kind, tuple(int(i) for i in self.grid_idx),
-                                     addresses[keep].ravel(), elem_bytes))
+        trace.accesses.append(
+            Access(kind, tuple(int(i) for i in self.grid_idx), addresses[keep].ravel(), elem_bytes)
+        )
 
     def traced_load(self, ptrs, mask, other, *args):
         record("load", self, ptrs, mask)

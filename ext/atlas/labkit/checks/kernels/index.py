@@ -23,8 +23,12 @@ def occupancy_by_placement(threads: int, regs: int, smem: int, sm) -> int:
     registers (handed out warp by warp) and free shared memory, and stops at the first block
     some resource cannot hold.
     """
-    free_warps, free_regs, free_smem, blocks = sm.max_warps_per_sm, sm.registers_per_sm, \
-        sm.smem_per_sm, 0
+    free_warps, free_regs, free_smem, blocks = (
+        sm.max_warps_per_sm,
+        sm.registers_per_sm,
+        sm.smem_per_sm,
+        0,
+    )
     unit, warp = sm.register_alloc_unit, sm.warp_size
     warps_needed = (threads + warp - 1) // warp
     per_warp = ((regs * warp + unit - 1) // unit) * unit

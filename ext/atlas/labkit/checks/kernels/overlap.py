@@ -29,13 +29,14 @@ def ring_gemms_match(world: int = 4, rows: int = 6, k: int = 8, n: int = 5, seed
     w = torch.randn(k * world, n, generator=g, dtype=torch.float64)
 
     def body(rank, size):
-        ag = ag_matmul(x[rank * rows:(rank + 1) * rows], w)
-        rs = matmul_rs(x[:, rank * k:(rank + 1) * k], w[rank * k:(rank + 1) * k])
+        ag = ag_matmul(x[rank * rows : (rank + 1) * rows], w)
+        rs = matmul_rs(x[:, rank * k : (rank + 1) * k], w[rank * k : (rank + 1) * k])
         return ag, rs
 
     results = run_ranks(body, world)
     dense = x @ w
     ag_ok = all(torch.allclose(ag, dense) for ag, _ in results)
-    rs_ok = all(torch.allclose(rs, dense[r * rows:(r + 1) * rows])
-                for r, (_, rs) in enumerate(results))
+    rs_ok = all(
+        torch.allclose(rs, dense[r * rows : (r + 1) * rows]) for r, (_, rs) in enumerate(results)
+    )
     return ag_ok, rs_ok

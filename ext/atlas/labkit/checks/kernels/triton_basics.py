@@ -20,7 +20,23 @@ def fla_layer_norm(x, weight, bias, eps: float = 1e-5):
     y = torch.empty_like(x)
     mean = torch.empty(rows, dtype=torch.float32)
     rstd = torch.empty(rows, dtype=torch.float32)
-    kernel[(rows,)](x, y, weight, bias, None, None, mean, rstd, eps, G=1, D=D,
-                    BD=triton.next_power_of_2(D), IS_RMS_NORM=False, HAS_RESIDUAL=False,
-                    STORE_RESIDUAL_OUT=False, HAS_WEIGHT=True, HAS_BIAS=True)
+    kernel[(rows,)](
+        x,
+        y,
+        weight,
+        bias,
+        None,
+        None,
+        mean,
+        rstd,
+        eps,
+        G=1,
+        D=D,
+        BD=triton.next_power_of_2(D),
+        IS_RMS_NORM=False,
+        HAS_RESIDUAL=False,
+        STORE_RESIDUAL_OUT=False,
+        HAS_WEIGHT=True,
+        HAS_BIAS=True,
+    )
     return y, mean, rstd

@@ -153,8 +153,9 @@ class MLAAttention(nn.Module):
         self.q_b = _linear(a.q_lora_rank, a.q_heads * qk, False, device)
         self.kv_a = _linear(h, a.kv_lora_rank + a.qk_rope_dim, False, device)
         self.kv_norm = RMSNorm(a.kv_lora_rank, device)
-        self.kv_b = _linear(a.kv_lora_rank, a.q_heads * (a.qk_nope_dim + a.v_head_dim), False,
-                            device)
+        self.kv_b = _linear(
+            a.kv_lora_rank, a.q_heads * (a.qk_nope_dim + a.v_head_dim), False, device
+        )
         self.o = _linear(a.q_heads * a.v_head_dim, h, False, device)
 
     def step(self, x: torch.Tensor, cache: dict, window: int) -> torch.Tensor:

@@ -75,8 +75,15 @@ def scaled_down(name: str, **changes) -> Model:
         dense_layers=min(m.mlp.dense_layers, 1),
     )
     return dataclasses.replace(
-        m, name=f"{name} (scaled)", layers=layers, hidden=32, vocab=97, attention=attn, mlp=mlp,
-        vision=None, **changes,
+        m,
+        name=f"{name} (scaled)",
+        layers=layers,
+        hidden=32,
+        vocab=97,
+        attention=attn,
+        mlp=mlp,
+        vision=None,
+        **changes,
     )
 
 

@@ -138,20 +138,28 @@ def registry_vs_slime(name: str) -> dict[str, tuple]:
         "vocab-size": m.vocab,
     }
     if a.kind == "MLA":
-        expect.update({
-            "q-lora-rank": a.q_lora_rank, "kv-lora-rank": a.kv_lora_rank,
-            "qk-head-dim": a.qk_nope_dim, "qk-pos-emb-head-dim": a.qk_rope_dim,
-            "v-head-dim": a.v_head_dim,
-        })
+        expect.update(
+            {
+                "q-lora-rank": a.q_lora_rank,
+                "kv-lora-rank": a.kv_lora_rank,
+                "qk-head-dim": a.qk_nope_dim,
+                "qk-pos-emb-head-dim": a.qk_rope_dim,
+                "v-head-dim": a.v_head_dim,
+            }
+        )
     else:
         expect.update({"num-query-groups": a.kv_heads, "kv-channels": a.head_dim})
     if not mlp.is_moe or mlp.dense_layers:
         expect["ffn-hidden-size"] = mlp.intermediate
     if mlp.is_moe:
-        expect.update({
-            "num-experts": mlp.experts, "moe-router-topk": mlp.top_k,
-            "moe-ffn-hidden-size": mlp.expert_intermediate, "dense-layers": mlp.dense_layers,
-        })
+        expect.update(
+            {
+                "num-experts": mlp.experts,
+                "moe-router-topk": mlp.top_k,
+                "moe-ffn-hidden-size": mlp.expert_intermediate,
+                "dense-layers": mlp.dense_layers,
+            }
+        )
         if mlp.shared_experts:
             expect["moe-shared-expert-intermediate-size"] = mlp.shared_intermediate
     untied = "untie-embeddings-and-output-weights" in args

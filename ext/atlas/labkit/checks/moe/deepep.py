@@ -27,7 +27,12 @@ def load_deepep_refs() -> types.ModuleType:
     envs, dmath = types.ModuleType("deep_ep.utils.envs"), types.ModuleType("deep_ep.utils.math")
     envs.get_global_seed = lambda: 0  # type: ignore[attr-defined]
     dmath.ceil_div = lambda x, y: (x + y - 1) // y  # type: ignore[attr-defined]
-    extra = {"deep_ep": pkg, "deep_ep.utils": utils, "deep_ep.utils.envs": envs, "deep_ep.utils.math": dmath}
+    extra = {
+        "deep_ep": pkg,
+        "deep_ep.utils": utils,
+        "deep_ep.utils.envs": envs,
+        "deep_ep.utils.math": dmath,
+    }
     return module("deepep", "deep_ep/utils/refs.py", extra)
 
 
@@ -44,7 +49,9 @@ def ep_dispatch_check(
     gen = torch.Generator().manual_seed(100 + rank)
     x = torch.randn(tokens, hidden, generator=gen, dtype=torch.float64)
     logits = torch.randn(tokens, topo.num_experts, generator=gen, dtype=torch.float64)
-    gates, experts = our_router.topk_route(logits, k, "sigmoid", groups=topo.nodes, group_topk=max_nodes)
+    gates, experts = our_router.topk_route(
+        logits, k, "sigmoid", groups=topo.nodes, group_topk=max_nodes
+    )
     layout = ep.dispatch_layout(experts, topo)
     weights = (w.gate, w.up, w.down)
 
@@ -55,7 +62,9 @@ def ep_dispatch_check(
         if tok.numel():
             from atlas.labkit.moe.layer import swiglu
 
-            dense = dense.index_add(0, tok, swiglu(x[tok], w.gate[e], w.up[e], w.down[e]) * gates[tok, slot, None])
+            dense = dense.index_add(
+                0, tok, swiglu(x[tok], w.gate[e], w.up[e], w.down[e]) * gates[tok, slot, None]
+            )
 
     out: dict[str, Any] = {}
     for name, disp, comb in (
@@ -79,17 +88,25 @@ def ep_dispatch_check(
     per_rank, per_node = layout["tokens_per_rank"], layout["tokens_per_node"]
     model = {
         "flat": (
-            sum(int(per_rank[r]) for r in range(topo.ranks) if r != rank and topo.node_of(r) == me_node),
+            sum(
+                int(per_rank[r])
+                for r in range(topo.ranks)
+                if r != rank and topo.node_of(r) == me_node
+            ),
             sum(int(per_rank[r]) for r in range(topo.ranks) if topo.node_of(r) != me_node),
         ),
         "hierarchical_rdma": sum(int(per_node[n]) for n in range(topo.nodes) if n != me_node),
-        "per_assignment_rdma": int((experts // (topo.experts_per_rank * topo.ranks_per_node) != me_node).sum()),
+        "per_assignment_rdma": int(
+            (experts // (topo.experts_per_rank * topo.ranks_per_node) != me_node).sum()
+        ),
     }
     same_rows = torch.equal(out["flat"]["rows"][0], out["hierarchical"]["rows"][0]) and torch.equal(
         out["flat"]["rows"][1], out["hierarchical"]["rows"][1]
     )
     refs = load_deepep_refs()  # absent objects skip the lab, from inside the rank too
-    rx_ref, ridx_ref, _, rsrc_ref, nrecv_ref = refs.dispatch(x, experts, gates, tokens, topo.num_experts)
+    rx_ref, ridx_ref, _, rsrc_ref, nrecv_ref = refs.dispatch(
+        x, experts, gates, tokens, topo.num_experts
+    )
     flat_src, flat_x = out["flat"]["rows"]
     src_global = flat_src[:, 0] * tokens + flat_src[:, 1]
     deepep_ok = torch.equal(rsrc_ref.long(), src_global) and torch.equal(rx_ref, flat_x)

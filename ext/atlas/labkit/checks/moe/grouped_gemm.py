@@ -21,7 +21,9 @@ def skewed_counts(total: int, groups: int, s: float, seed: int = 0) -> list[int]
     return sorted(torch.bincount(draws, minlength=groups).tolist(), reverse=True)
 
 
-def grouped_gemm_variants_agree(counts: list[int], block_m: int = 16, seed: int = 0) -> dict[str, bool]:
+def grouped_gemm_variants_agree(
+    counts: list[int], block_m: int = 16, seed: int = 0
+) -> dict[str, bool]:
     """Forward and backward of the four layouts against the per-expert loop (float64), and
     PyTorch's own ``grouped_mm`` with offsets against the loop (float32, non-empty groups)."""
     import torch.nn.functional as F
@@ -49,7 +51,9 @@ def grouped_gemm_variants_agree(counts: list[int], block_m: int = 16, seed: int 
     ref = run(lambda x, w: gg.loop_reference(x, w, counts))
 
     def same(other: tuple[torch.Tensor, ...], tol: float = 1e-12) -> bool:
-        return all(torch.allclose(a, b, rtol=tol, atol=tol) for a, b in zip(ref, other, strict=True))
+        return all(
+            torch.allclose(a, b, rtol=tol, atol=tol) for a, b in zip(ref, other, strict=True)
+        )
 
     out = {
         "padded bmm": same(run(lambda x, w: gg.padded_bmm(x, w, counts))),
@@ -66,6 +70,7 @@ def grouped_gemm_variants_agree(counts: list[int], block_m: int = 16, seed: int 
     grads_t = torch.autograd.grad(y_t, (x32, w32), dy32)
     grads_l = torch.autograd.grad(y_l, (x32, w32), dy32)
     out["torch grouped_mm"] = all(
-        torch.allclose(a, b, rtol=1e-4, atol=1e-4) for a, b in zip((y_t, *grads_t), (y_l, *grads_l), strict=True)
+        torch.allclose(a, b, rtol=1e-4, atol=1e-4)
+        for a, b in zip((y_t, *grads_t), (y_l, *grads_l), strict=True)
     )
     return out

@@ -31,10 +31,19 @@ MEGATRON_ROUTER_FUNCTIONS = (
 # Transformer Engine, the router replay and the process-group state are absent here, as on a
 # machine without them: the functions take their plain-torch paths.
 _MEGATRON_ROUTER_GLOBALS: dict[str, Any] = {
-    "torch": torch, "math": math, "Optional": Optional, "Tuple": tuple, "List": list,
-    "Union": Union, "HAVE_TE": False, "RouterReplay": None, "parallel_state": None,
-    "is_te_min_version": lambda *_: False, "fused_moe_aux_loss": None,
-    "fused_topk_with_score_function": None, "fused_compute_score_for_moe_aux_loss": None,
+    "torch": torch,
+    "math": math,
+    "Optional": Optional,
+    "Tuple": tuple,
+    "List": list,
+    "Union": Union,
+    "HAVE_TE": False,
+    "RouterReplay": None,
+    "parallel_state": None,
+    "is_te_min_version": lambda *_: False,
+    "fused_moe_aux_loss": None,
+    "fused_topk_with_score_function": None,
+    "fused_compute_score_for_moe_aux_loss": None,
 }
 
 
@@ -84,10 +93,17 @@ def router_matches_megatron(rank: int, world_size: int) -> dict[str, bool]:
     seq_len, bsz = 16, 4  # tokens laid out [seq, batch], as Megatron's router sees them
     sb_logits = logits.view(seq_len, bsz, e)
     sb_map, sb_scores = mg.compute_routing_scores_for_aux_loss(logits, k, "softmax")
-    seq_theirs = mg.switch_load_balancing_loss_func(
-        sb_scores.reshape(seq_len, -1), sb_map.reshape(seq_len, -1).sum(0).double(),
-        seq_len, k, e, 1.0,
-    ) / bsz
+    seq_theirs = (
+        mg.switch_load_balancing_loss_func(
+            sb_scores.reshape(seq_len, -1),
+            sb_map.reshape(seq_len, -1).sum(0).double(),
+            seq_len,
+            k,
+            e,
+            1.0,
+        )
+        / bsz
+    )
     by_seq = sb_logits.transpose(0, 1).reshape(-1, e)  # sequence after sequence
     _, seq_experts = our_router.topk_route(by_seq, k)
     seq_ours = our_router.seq_aux_loss(torch.softmax(by_seq, -1), seq_experts, k, seq_len)

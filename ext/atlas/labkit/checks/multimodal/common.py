@@ -18,7 +18,9 @@ from atlas.labkit.multimodal.cache import EncoderCache
 ROLE = "check"
 
 
-def cache_report(requests: int = 200, distinct: int = 40, capacity: int = 64, seed: int = 0) -> dict:
+def cache_report(
+    requests: int = 200, distinct: int = 40, capacity: int = 64, seed: int = 0
+) -> dict:
     """A stream of requests drawing images from ``distinct`` images (Zipf-like), through an
     encoder wrapped with a call counter, cached and uncached."""
     rng = random.Random(seed)
@@ -35,6 +37,13 @@ def cache_report(requests: int = 200, distinct: int = 40, capacity: int = 64, se
 
     cache = EncoderCache(encode, capacity)
     outs = [cache(images[i].clone()) for i in stream]
-    same = all(torch.equal(o, images[i].flatten() @ proj) for o, i in zip(outs, stream, strict=True))
-    return {"calls": calls["n"], "unique": len(set(stream)), "hits": cache.hits,
-            "requests": requests, "outputs_equal": same}
+    same = all(
+        torch.equal(o, images[i].flatten() @ proj) for o, i in zip(outs, stream, strict=True)
+    )
+    return {
+        "calls": calls["n"],
+        "unique": len(set(stream)),
+        "hits": cache.hits,
+        "requests": requests,
+        "outputs_equal": same,
+    }

@@ -21,7 +21,9 @@ ROLE = "check"
 @functools.cache
 def megatron_greedy_knapsack():
     scope = definitions(
-        "megatron", "examples/multimodal/dataset_helpers.py", ("search_for_fit", "greedy_knapsack"),
+        "megatron",
+        "examples/multimodal/dataset_helpers.py",
+        ("search_for_fit", "greedy_knapsack"),
         {"bisect": bisect, "List": list},
     )
     return scope["greedy_knapsack"]

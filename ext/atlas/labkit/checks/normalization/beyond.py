@@ -34,7 +34,9 @@ def mixing_products(depth: int = 60, n: int = 4, seed: int = 0) -> dict:
         noise = 0.3 * torch.randn(n, n)
         free = (torch.eye(n) + noise) @ free
         m = sinkhorn(2.0 * torch.eye(n) + noise)
-        worst_row = max(worst_row, (m.sum(-1) - 1).abs().max().item(), (m.sum(-2) - 1).abs().max().item())
+        worst_row = max(
+            worst_row, (m.sum(-1) - 1).abs().max().item(), (m.sum(-2) - 1).abs().max().item()
+        )
         ds = m @ ds
     return {
         "free": torch.linalg.matrix_norm(free, ord=2).item(),

@@ -188,9 +188,7 @@ def held_elements(model: nn.Module, opt: Any) -> dict[str, int]:
     params = list(model.parameters())
     inner = opt.opt if isinstance(opt, ShardedAdam) else opt
     master = [opt.master] if isinstance(opt, ShardedAdam) else []
-    moments = [
-        t for state in inner.state.values() for name, t in state.items() if name != "step"
-    ]
+    moments = [t for state in inner.state.values() for name, t in state.items() if name != "step"]
     return {
         "params": size(params),
         "grads": size([p.grad for p in params] + [m.grad for m in master]),
@@ -238,7 +236,9 @@ def hsdp_matches_dense(rank: int, world_size: int, per_node: int = 2, numel: int
     gradient against the mean of every rank's gradient, computed densely; and the elements
     each rank passed to the collectives inside and across nodes."""
     nodes = world_size // per_node
-    shard_groups = [dist.new_group(list(range(n * per_node, (n + 1) * per_node))) for n in range(nodes)]
+    shard_groups = [
+        dist.new_group(list(range(n * per_node, (n + 1) * per_node))) for n in range(nodes)
+    ]
     replica_groups = [dist.new_group(list(range(i, world_size, per_node))) for i in range(per_node)]
     shard_group = shard_groups[rank // per_node]
     replica_group = replica_groups[rank % per_node]
@@ -269,7 +269,13 @@ def matrix_update_shards(rows: int = 8, cols: int = 16, world: int = 4) -> dict[
     muon_sharded = [newton_schulz(p.reshape(-1, cols)).reshape(-1) for p in pieces]
     gathered = newton_schulz(torch.cat(pieces).reshape(rows, cols)).reshape(-1).chunk(world)
     return {
-        "adam_shards_ok": all(torch.allclose(a, b) for a, b in zip(adam_full, adam_sharded, strict=True)),
-        "muon_shards_ok": all(torch.allclose(a, b, atol=1e-6) for a, b in zip(muon_full, muon_sharded, strict=True)),
-        "muon_gathered_ok": all(torch.allclose(a, b) for a, b in zip(muon_full, gathered, strict=True)),
+        "adam_shards_ok": all(
+            torch.allclose(a, b) for a, b in zip(adam_full, adam_sharded, strict=True)
+        ),
+        "muon_shards_ok": all(
+            torch.allclose(a, b, atol=1e-6) for a, b in zip(muon_full, muon_sharded, strict=True)
+        ),
+        "muon_gathered_ok": all(
+            torch.allclose(a, b) for a, b in zip(muon_full, gathered, strict=True)
+        ),
     }

@@ -29,9 +29,18 @@ upstream_defs = functools.partial(definitions, decorators=drop_all)
 @functools.cache
 def deepgemm_math() -> types.SimpleNamespace:
     """DeepGEMM's ``deep_gemm/utils/math.py`` at the pin: the FP8 and FP4 casts it tests with."""
-    names = ("ceil_div", "align", "ceil_to_ue8m0", "pack_ue8m0_to_int", "per_token_cast_to_fp8",
-             "per_block_cast_to_fp8", "_quantize_to_fp4_e2m1", "per_token_cast_to_fp4",
-             "_dequantize_from_fp4_e2m1", "cast_back_from_fp4")
+    names = (
+        "ceil_div",
+        "align",
+        "ceil_to_ue8m0",
+        "pack_ue8m0_to_int",
+        "per_token_cast_to_fp8",
+        "per_block_cast_to_fp8",
+        "_quantize_to_fp4_e2m1",
+        "per_token_cast_to_fp4",
+        "_dequantize_from_fp4_e2m1",
+        "cast_back_from_fp4",
+    )
     namespace = {"torch": torch, "Tuple": typing.Tuple}  # noqa: UP006 (its annotations use it)
     scope = upstream_defs("deepgemm", "deep_gemm/utils/math.py", names, namespace)
     return types.SimpleNamespace(**{n: scope[n] for n in names})
@@ -50,8 +59,11 @@ def torch_mx_utils() -> types.ModuleType:
 
 
 def outlier_activations(
-    tokens: int = 512, channels: int = 1024, outliers: tuple[int, ...] = (7, 300, 901),
-    factor: float = 50.0, seed: int = 0,
+    tokens: int = 512,
+    channels: int = 1024,
+    outliers: tuple[int, ...] = (7, 300, 901),
+    factor: float = 50.0,
+    seed: int = 0,
 ) -> torch.Tensor:
     """Gaussian activations with a few channels ``factor`` times larger in every token, the
     pattern LLM.int8() and SmoothQuant report in LLM activations."""

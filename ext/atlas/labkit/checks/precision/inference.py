@@ -36,13 +36,24 @@ _TRANSFORMERS_STUB = types.SimpleNamespace(Conv1D=type("Conv1D", (), {}))
 
 @functools.cache
 def _gptq_scope() -> dict:
-    quant = upstream_defs("gptq", "quant.py", ("quantize", "Quantizer"),
-                          {"torch": torch, "nn": torch.nn})
-    return upstream_defs("gptq", "gptq.py", ("GPTQ",), {
-        "torch": _CPUTorch(), "nn": torch.nn, "math": math, "time": __import__("time"),
-        "transformers": _TRANSFORMERS_STUB, "DEBUG": False,
-        "quantize": quant["quantize"], "Quantizer": quant["Quantizer"],
-    })
+    quant = upstream_defs(
+        "gptq", "quant.py", ("quantize", "Quantizer"), {"torch": torch, "nn": torch.nn}
+    )
+    return upstream_defs(
+        "gptq",
+        "gptq.py",
+        ("GPTQ",),
+        {
+            "torch": _CPUTorch(),
+            "nn": torch.nn,
+            "math": math,
+            "time": __import__("time"),
+            "transformers": _TRANSFORMERS_STUB,
+            "DEBUG": False,
+            "quantize": quant["quantize"],
+            "Quantizer": quant["Quantizer"],
+        },
+    )
 
 
 def gptq_upstream(
@@ -69,20 +80,26 @@ def hessian(x: torch.Tensor) -> torch.Tensor:
 
 @functools.cache
 def _awq_scope() -> dict:
-    quantizer = upstream_defs("awq", "awq/quantize/quantizer.py", ("pseudo_quantize_tensor",),
-                              {"torch": torch})
-    scale = upstream_defs("awq", "awq/quantize/auto_scale.py",
-                          ("get_act_scale", "auto_scale_block._search_module_scale"),
-                          {"torch": torch, "nn": torch.nn})
-    smooth = upstream_defs("awq", "awq/quantize/smooth.py", ("smooth_ln_fcs",),
-                           {"torch": torch, "nn": torch.nn})
+    quantizer = upstream_defs(
+        "awq", "awq/quantize/quantizer.py", ("pseudo_quantize_tensor",), {"torch": torch}
+    )
+    scale = upstream_defs(
+        "awq",
+        "awq/quantize/auto_scale.py",
+        ("get_act_scale", "auto_scale_block._search_module_scale"),
+        {"torch": torch, "nn": torch.nn},
+    )
+    smooth = upstream_defs(
+        "awq", "awq/quantize/smooth.py", ("smooth_ln_fcs",), {"torch": torch, "nn": torch.nn}
+    )
     return {**quantizer, **scale, "smooth_ln_fcs": smooth["smooth_ln_fcs"]}
 
 
 def awq_pseudo_quantize(w: torch.Tensor, bits: int = 4, group: int = 128) -> torch.Tensor:
     """llm-awq's ``pseudo_quantize_tensor`` at the pin (asymmetric, with zero point)."""
-    return _awq_scope()["pseudo_quantize_tensor"](w.clone(), n_bit=bits, zero_point=True,
-                                                  q_group_size=group)
+    return _awq_scope()["pseudo_quantize_tensor"](
+        w.clone(), n_bit=bits, zero_point=True, q_group_size=group
+    )
 
 
 def awq_upstream_scales(
@@ -92,9 +109,9 @@ def awq_upstream_scales(
     one linear layer with weight ``w`` on inputs ``x``."""
     scope = _awq_scope()
     quantize = scope["pseudo_quantize_tensor"]
-    scope["_search_module_scale"].__globals__["w_quantize_func"] = (
-        lambda p: quantize(p, n_bit=bits, zero_point=True, q_group_size=group).detach()
-    )
+    scope["_search_module_scale"].__globals__["w_quantize_func"] = lambda p: quantize(
+        p, n_bit=bits, zero_point=True, q_group_size=group
+    ).detach()
     layer = torch.nn.Linear(w.shape[1], w.shape[0], bias=False)
     layer.weight.data = w.float().clone()
     with torch.no_grad(), contextlib.redirect_stdout(io.StringIO()):

@@ -14,7 +14,9 @@ ROLE = "check"
 
 def mlp(d: int = 256, inner: int = 1024, seed: int = 0) -> torch.nn.Module:
     torch.manual_seed(seed)
-    return torch.nn.Sequential(torch.nn.Linear(d, inner), torch.nn.GELU(), torch.nn.Linear(inner, d))
+    return torch.nn.Sequential(
+        torch.nn.Linear(d, inner), torch.nn.GELU(), torch.nn.Linear(inner, d)
+    )
 
 
 class ByteCounter(TorchDispatchMode):
@@ -39,7 +41,9 @@ class ByteCounter(TorchDispatchMode):
         return out
 
 
-def measured_linear(tokens: int, d_in: int, d_out: int, dtype=torch.bfloat16) -> tuple[float, float]:
+def measured_linear(
+    tokens: int, d_in: int, d_out: int, dtype=torch.bfloat16
+) -> tuple[float, float]:
     """FLOPs (``FlopCounterMode``) and operator bytes of ``F.linear`` on meta tensors."""
     from torch.utils.flop_counter import FlopCounterMode
 

@@ -20,8 +20,12 @@ def profiled_snapshot(fn: Callable[[], object]) -> tuple[list[dict], dict]:
     ``_profile_to_snapshot`` builds, and the exported Chrome trace."""
     from torch.cuda._memory_viz import _profile_to_snapshot
 
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True,
-                                record_shapes=True, with_stack=True) as prof:
+    with torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU],
+        profile_memory=True,
+        record_shapes=True,
+        with_stack=True,
+    ) as prof:
         fn()
     snap = _profile_to_snapshot(prof)
     with tempfile.TemporaryDirectory() as tmp:

@@ -41,8 +41,11 @@ def traces_handed_over(n_steps: int, **kw) -> list[int]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sched = torch.profiler.schedule(**kw)
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], schedule=sched,
-                                    on_trace_ready=lambda p: ready.append(step["n"])) as prof:
+        with torch.profiler.profile(
+            activities=[torch.profiler.ProfilerActivity.CPU],
+            schedule=sched,
+            on_trace_ready=lambda p: ready.append(step["n"]),
+        ) as prof:
             for s in range(n_steps):
                 step["n"] = s
                 x = x + 1
@@ -60,8 +63,9 @@ def profile_mlp_step(tokens: int = 64, d: int = 256, inner: int = 1024):
     model = mlp(d, inner)
     x = torch.randn(tokens, d)
     acts = [torch.profiler.ProfilerActivity.CPU]
-    with torch.profiler.profile(activities=acts, profile_memory=True, record_shapes=True,
-                                with_stack=True) as prof:
+    with torch.profiler.profile(
+        activities=acts, profile_memory=True, record_shapes=True, with_stack=True
+    ) as prof:
         with torch.profiler.record_function("forward"):
             y = model(x)
         with torch.profiler.record_function("backward"):
@@ -80,7 +84,9 @@ def key_averages_table(prof) -> dict[str, tuple[int, float, float]]:
     return {e.key: (e.count, e.cpu_time_total, e.self_cpu_time_total) for e in prof.key_averages()}
 
 
-def tables_agree(ours: dict, theirs: dict, names: list[str], rel: float = 0.02, abs_us: float = 2.0) -> bool:
+def tables_agree(
+    ours: dict, theirs: dict, names: list[str], rel: float = 0.02, abs_us: float = 2.0
+) -> bool:
     for n in names:
         c1, t1, s1 = ours[n]
         c2, t2, s2 = theirs[n]

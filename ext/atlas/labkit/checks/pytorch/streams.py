@@ -18,6 +18,7 @@ def races(ops: list[Any]) -> list[tuple[str, str]]:
     Looks only at addresses and times: two operations race when their intervals overlap, they
     run on different streams, and one writes a byte range the other reads or writes.
     """
+
     def overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
         return a[0] < b[0] + b[1] and b[0] < a[0] + a[1]
 

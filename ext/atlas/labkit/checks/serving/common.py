@@ -163,14 +163,20 @@ def distserve_goodput(
     return low
 
 
-def attainment(ttft: dict[int, float], tpot: dict[int, float], ttft_slo: float, tpot_slo: float) -> float:
+def attainment(
+    ttft: dict[int, float], tpot: dict[int, float], ttft_slo: float, tpot_slo: float
+) -> float:
     """Share of requests that met both objectives (requests with one output token have no TPOT)."""
     ok = sum(1 for r in ttft if ttft[r] <= ttft_slo and tpot.get(r, 0.0) <= tpot_slo)
     return ok / len(ttft)
 
 
 def colocated_latencies(
-    trace: list[TraceRequest], limits: object, cost: Callable, replicas: int, policy: str = "chunked"
+    trace: list[TraceRequest],
+    limits: object,
+    cost: Callable,
+    replicas: int,
+    policy: str = "chunked",
 ) -> tuple[dict[int, float], dict[int, float]]:
     """TTFT and TPOT of every request when ``replicas`` engines each serve both phases, the
     requests dealt out in turn."""

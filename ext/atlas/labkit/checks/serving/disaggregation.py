@@ -52,8 +52,10 @@ def relayout_matches_dense(
         return ranks
 
     dense = [
-        (torch.randn(n, kv_heads, head_dim, generator=gen, dtype=torch.float64),
-         torch.randn(n, kv_heads, head_dim, generator=gen, dtype=torch.float64))
+        (
+            torch.randn(n, kv_heads, head_dim, generator=gen, dtype=torch.float64),
+            torch.randn(n, kv_heads, head_dim, generator=gen, dtype=torch.float64),
+        )
         for n in seq_lens
     ]
     src = cache_of(tp_prefill, block_prefill)
@@ -104,13 +106,20 @@ def disaggregated_latencies(
 
     prefill = simulate(
         [TraceRequest(r.rid, r.arrival, r.prompt_len, 1) for r in trace],
-        "continuous", prefill_limits, cost,  # type: ignore[arg-type]
+        "continuous",
+        prefill_limits,
+        cost,  # type: ignore[arg-type]
     )
     first = {r.rid: r.arrival + prefill.ttft[r.rid] for r in trace}
     later = [
-        TraceRequest(r.rid, first[r.rid] + r.prompt_len * kv_bytes_per_token / link_bytes_per_s,
-                     r.prompt_len, r.output_len)
-        for r in trace if r.output_len > 1
+        TraceRequest(
+            r.rid,
+            first[r.rid] + r.prompt_len * kv_bytes_per_token / link_bytes_per_s,
+            r.prompt_len,
+            r.output_len,
+        )
+        for r in trace
+        if r.output_len > 1
     ]
     decode = simulate(later, "continuous", decode_limits, decode_only_cost(cost))  # type: ignore[arg-type]
     tpot = {

@@ -32,14 +32,23 @@ def measured_step_flops(model: object, chunks: list[tuple[int, int]], seed: int 
 
     h, a, kv, d, f = m.hidden_size, m.num_heads, m.num_kv_heads, m.head_dim, m.intermediate_size
     layers = [
-        dict(q=w(a * d, h), k=w(kv * d, h), v=w(kv * d, h), o=w(h, a * d),
-             g=w(f, h), u=w(f, h), dn=w(h, f))
+        dict(
+            q=w(a * d, h),
+            k=w(kv * d, h),
+            v=w(kv * d, h),
+            o=w(h, a * d),
+            g=w(f, h),
+            u=w(f, h),
+            dn=w(h, f),
+        )
         for _ in range(m.num_layers)
     ]
     head = w(m.vocab_size, h)
     caches = [
-        [(torch.randn(c, kv, d, generator=gen), torch.randn(c, kv, d, generator=gen))
-         for _ in range(m.num_layers)]
+        [
+            (torch.randn(c, kv, d, generator=gen), torch.randn(c, kv, d, generator=gen))
+            for _ in range(m.num_layers)
+        ]
         for c, _ in chunks
     ]
     with FlopCounterMode(display=False) as counter:

@@ -40,11 +40,21 @@ class _Context:
     def __init__(self) -> None:
         self.current = types.SimpleNamespace()
 
-    def set_context(self, is_prefill: bool, cu_seqlens_q: Any = None, cu_seqlens_k: Any = None,
-                    max_seqlen_q: int = 0, max_seqlen_k: int = 0, slot_mapping: Any = None,
-                    context_lens: Any = None, block_tables: Any = None) -> None:
+    def set_context(
+        self,
+        is_prefill: bool,
+        cu_seqlens_q: Any = None,
+        cu_seqlens_k: Any = None,
+        max_seqlen_q: int = 0,
+        max_seqlen_k: int = 0,
+        slot_mapping: Any = None,
+        context_lens: Any = None,
+        block_tables: Any = None,
+    ) -> None:
         self.current = types.SimpleNamespace(
-            is_prefill=is_prefill, slot_mapping=slot_mapping, context_lens=context_lens,
+            is_prefill=is_prefill,
+            slot_mapping=slot_mapping,
+            context_lens=context_lens,
             block_tables=block_tables,
         )
 
@@ -125,8 +135,17 @@ def load_model_runner(root: Path | None = None) -> types.SimpleNamespace:
 
 
 def _runner_self(
-    ns: types.SimpleNamespace, model: Any, *, gpu_bytes: int, used: int, activation_peak: int,
-    utilization: float, block_size: int, tp_size: int, max_num_seqs: int, max_model_len: int,
+    ns: types.SimpleNamespace,
+    model: Any,
+    *,
+    gpu_bytes: int,
+    used: int,
+    activation_peak: int,
+    utilization: float,
+    block_size: int,
+    tp_size: int,
+    max_num_seqs: int,
+    max_model_len: int,
 ) -> tuple[types.SimpleNamespace, dict[str, Any]]:
     import torch
 
@@ -139,12 +158,18 @@ def _runner_self(
         dtype={2: torch.bfloat16, 1: torch.float8_e4m3fn, 4: torch.float32}[model.dtype_bytes],
     )
     config = types.SimpleNamespace(
-        hf_config=hf, gpu_memory_utilization=utilization, num_kvcache_blocks=-1,
-        max_num_seqs=max_num_seqs, max_model_len=max_model_len,
+        hf_config=hf,
+        gpu_memory_utilization=utilization,
+        num_kvcache_blocks=-1,
+        max_num_seqs=max_num_seqs,
+        max_model_len=max_model_len,
     )
     hidden = model.hidden_size
     runner = types.SimpleNamespace(
-        config=config, block_size=block_size, world_size=tp_size, enforce_eager=False,
+        config=config,
+        block_size=block_size,
+        world_size=tp_size,
+        enforce_eager=False,
         model=lambda ids, pos: torch.zeros(ids.shape[0], hidden),
     )
     runner.model.compute_logits = lambda x: x  # type: ignore[attr-defined]
@@ -161,16 +186,30 @@ def _runner_self(
 
 
 def nanovllm_kv_blocks(
-    ns: types.SimpleNamespace, model: Any, *, gpu_bytes: int, weight_bytes: int,
-    activation_peak: int = 0, utilization: float = 0.9, block_size: int = 256, tp_size: int = 1,
+    ns: types.SimpleNamespace,
+    model: Any,
+    *,
+    gpu_bytes: int,
+    weight_bytes: int,
+    activation_peak: int = 0,
+    utilization: float = 0.9,
+    block_size: int = 256,
+    tp_size: int = 1,
 ) -> dict[str, int]:
     """Run nano-vllm's ``allocate_kv_cache`` for ``model`` (a ``ModelConfig``) on a stand-in
     GPU of ``gpu_bytes`` on which the weights take ``weight_bytes`` and the warm-up peaked
     ``activation_peak`` above them. Returns the blocks it chose and the bytes of the KV tensor
     it allocated (on the meta device)."""
     runner, scope = _runner_self(
-        ns, model, gpu_bytes=gpu_bytes, used=weight_bytes, activation_peak=activation_peak,
-        utilization=utilization, block_size=block_size, tp_size=tp_size, max_num_seqs=512,
+        ns,
+        model,
+        gpu_bytes=gpu_bytes,
+        used=weight_bytes,
+        activation_peak=activation_peak,
+        utilization=utilization,
+        block_size=block_size,
+        tp_size=tp_size,
+        max_num_seqs=512,
         max_model_len=4096,
     )
     scope["allocate_kv_cache"](runner)
@@ -183,8 +222,12 @@ def nanovllm_kv_blocks(
 
 
 def nanovllm_graph_buckets(
-    ns: types.SimpleNamespace, model: Any, max_num_seqs: int, batches: list[int],
-    block_size: int = 256, max_model_len: int = 4096,
+    ns: types.SimpleNamespace,
+    model: Any,
+    max_num_seqs: int,
+    batches: list[int],
+    block_size: int = 256,
+    max_model_len: int = 4096,
 ) -> tuple[list[int], list[int | str | None]]:
     """Run nano-vllm's ``capture_cudagraph`` (graphs faked) and then ``run_model`` for decode
     batches of each size in ``batches``. Returns the captured batch sizes and, per batch, the
@@ -193,8 +236,16 @@ def nanovllm_graph_buckets(
     import torch
 
     runner, scope = _runner_self(
-        ns, model, gpu_bytes=0, used=0, activation_peak=0, utilization=0.9,
-        block_size=block_size, tp_size=1, max_num_seqs=max_num_seqs, max_model_len=max_model_len,
+        ns,
+        model,
+        gpu_bytes=0,
+        used=0,
+        activation_peak=0,
+        utilization=0.9,
+        block_size=block_size,
+        tp_size=1,
+        max_num_seqs=max_num_seqs,
+        max_model_len=max_model_len,
     )
     scope["capture_cudagraph"](runner)
     size_of = {id(graph): bs for bs, graph in runner.graphs.items()}

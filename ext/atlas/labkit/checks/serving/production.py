@@ -13,8 +13,13 @@ ROLE = "check"
 
 
 def lora_matches_merged(
-    tokens: int = 12, h_in: int = 32, h_out: int = 48, rank: int = 4, adapters: int = 3,
-    scale: float = 2.0, seed: int = 0,
+    tokens: int = 12,
+    h_in: int = 32,
+    h_out: int = 48,
+    rank: int = 4,
+    adapters: int = 3,
+    scale: float = 2.0,
+    seed: int = 0,
 ) -> dict[str, object]:
     """The batched multi-LoRA layer against each row multiplied by its own merged weight
     ``W + s B_i A_i``; and the FLOPs of the batched layer, counted by ``FlopCounterMode``, over
@@ -46,9 +51,44 @@ def lora_matches_merged(
 
 
 STRUCTURED_VOCAB = [
-    "{", '{"', '"', "n", '"n', '":', ":", " ", ": ", '{"n": ', "0", "1", "2", "3", "4", "5",
-    "6", "7", "8", "9", "12", "345", "07", "}", "7}", "0}", "a", "abc", "x", ",", "]", '"n":',
-    "n\":", " 1", "true", "null", "{}", "Ω",
+    "{",
+    '{"',
+    '"',
+    "n",
+    '"n',
+    '":',
+    ":",
+    " ",
+    ": ",
+    '{"n": ',
+    "0",
+    "1",
+    "2",
+    "3",
+    "4",
+    "5",
+    "6",
+    "7",
+    "8",
+    "9",
+    "12",
+    "345",
+    "07",
+    "}",
+    "7}",
+    "0}",
+    "a",
+    "abc",
+    "x",
+    ",",
+    "]",
+    '"n":',
+    'n":',
+    " 1",
+    "true",
+    "null",
+    "{}",
+    "Ω",
 ]
 
 
@@ -78,7 +118,10 @@ def constrained_samples(count: int = 200, max_steps: int = 30, seed: int = 0) ->
             state = read(state, token)
             assert state != DEAD
         outputs.append((state == FINAL, text))
-    free = ["".join(rng.choice(STRUCTURED_VOCAB) for _ in range(rng.randint(1, 8))) for _ in range(count)]
+    free = [
+        "".join(rng.choice(STRUCTURED_VOCAB) for _ in range(rng.randint(1, 8)))
+        for _ in range(count)
+    ]
     finished = [text for done, text in outputs if done]
     return {
         "finished": len(finished),

@@ -27,8 +27,9 @@ def greedy_reference(model: TinyLM, prompt: list[int], n: int) -> list[int]:
     return seq[len(prompt) :]
 
 
-def simulated_speedup(model, gpu, batch: int, context: int, gamma: int, alpha: float,
-                      steps: int = 400, seed: int = 0) -> tuple[float, float]:
+def simulated_speedup(
+    model, gpu, batch: int, context: int, gamma: int, alpha: float, steps: int = 400, seed: int = 0
+) -> tuple[float, float]:
     """Run ``steps`` speculative steps for ``batch`` sequences: every draft position kept with
     probability ``alpha`` until the first rejection (drawn, not averaged), each step charged
     ``gamma`` draft steps and one verify pass; plain decoding charged one step per token.

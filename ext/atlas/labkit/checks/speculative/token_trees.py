@@ -114,8 +114,9 @@ def tree_round_then_decode(parents: list[int], planted: int, more: int = 12, see
     cache = KVCache()
     logits = model(torch.tensor(prompt), torch.arange(len(prompt)), cache)
     assert int(logits[-1].argmax()) == tokens[0]
-    visible = torch.cat([torch.ones(len(parents), len(prompt), dtype=torch.bool),
-                         tree_mask(parents)], dim=1)
+    visible = torch.cat(
+        [torch.ones(len(parents), len(prompt), dtype=torch.bool), tree_mask(parents)], dim=1
+    )
     logits = model(torch.tensor(tokens), tree_positions(parents, len(prompt)), cache, visible)
     path, bonus = greedy_accept(tokens, parents, logits.argmax(-1).tolist())
     cache.keep(len(prompt), path)
@@ -123,5 +124,8 @@ def tree_round_then_decode(parents: list[int], planted: int, more: int = 12, see
     while len(text) < len(truth):
         pos = torch.tensor([len(prompt) + len(text) - 1])
         text.append(int(model(torch.tensor(text[-1:]), pos, cache)[0].argmax()))
-    return {"accepted": len(path) - 1, "cache_after_round": len(prompt) + len(path),
-            "equals_greedy": text == truth}
+    return {
+        "accepted": len(path) - 1,
+        "cache_after_round": len(prompt) + len(path),
+        "equals_greedy": text == truth,
+    }

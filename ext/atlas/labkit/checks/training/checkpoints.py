@@ -24,18 +24,36 @@ def megatron_sharded_tensor() -> type:
     class CheckpointingException(Exception):
         pass
 
-    scope = {k: getattr(typing, k) for k in ("Any", "Callable", "Dict", "List", "Optional", "Tuple", "Union")}
-    scope.update(torch=torch, ABC=ABC, abstractmethod=abstractmethod, dataclass=dataclass,
-                 field=field, replace=replace, CheckpointingException=CheckpointingException)
+    scope = {
+        k: getattr(typing, k)
+        for k in ("Any", "Callable", "Dict", "List", "Optional", "Tuple", "Union")
+    }
+    scope.update(
+        torch=torch,
+        ABC=ABC,
+        abstractmethod=abstractmethod,
+        dataclass=dataclass,
+        field=field,
+        replace=replace,
+        CheckpointingException=CheckpointingException,
+    )
     scope["ReplicaId"] = int | tuple[int, ...]
-    ns = definitions(UPSTREAM, "megatron/core/dist_checkpointing/mapping.py", ["ShardedBase", "ShardedTensor"], scope)
+    ns = definitions(
+        UPSTREAM,
+        "megatron/core/dist_checkpointing/mapping.py",
+        ["ShardedBase", "ShardedTensor"],
+        scope,
+    )
     return ns.ShardedTensor
 
 
 def _dense_mlp(seed: int, h: int = 8, f: int = 32) -> list[torch.Tensor]:
     """A dense MLP's four tensors (fc1 weight and bias, fc2 weight and bias), float64."""
     g = torch.Generator().manual_seed(seed)
-    return [torch.randn(*shape, generator=g, dtype=torch.float64) for shape in ((f, h), (f,), (h, f), (h,))]
+    return [
+        torch.randn(*shape, generator=g, dtype=torch.float64)
+        for shape in ((f, h), (f,), (h, f), (h,))
+    ]
 
 
 def _tp_slices(dense: list[torch.Tensor], tp: int, rank: int) -> list[torch.Tensor]:
@@ -85,26 +103,33 @@ def load_at_tp(rank: int, world: int, directory: str, seed: int) -> dict[str, An
     empty = [torch.empty_like(t) for t in _tp_slices(dense, world, rank)]
     requests = [sh.without_data() for sh in mlp_sharded_state_dict(*empty, tp=world, rank=rank)]
     local = [load_sharded(req, directory) for req in requests]
-    x = torch.randn(5, dense[0].shape[1], generator=torch.Generator().manual_seed(99), dtype=torch.float64)
+    x = torch.randn(
+        5, dense[0].shape[1], generator=torch.Generator().manual_seed(99), dtype=torch.float64
+    )
     w1, b1, w2, b2 = dense
     reference = F.gelu(x @ w1.T + b1) @ w2.T + b2  # the dense MLP, never saved or loaded
     out = _tp_forward(x, local)
     return {
         "shapes": [tuple(t.shape) for t in local],
-        "slices_equal": all(torch.equal(a, b) for a, b in zip(local, _tp_slices(dense, world, rank), strict=True)),
+        "slices_equal": all(
+            torch.equal(a, b) for a, b in zip(local, _tp_slices(dense, world, rank), strict=True)
+        ),
         "output_matches_dense": bool(torch.allclose(out, reference, rtol=1e-12, atol=1e-12)),
     }
 
 
-def resume_run(steps: int, stop_at: int | None = None, state: dict[str, Any] | None = None) -> dict[str, Any]:
+def resume_run(
+    steps: int, stop_at: int | None = None, state: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Train a small dropout MLP for ``steps`` steps on samples numbered from the data
     position; stop after ``stop_at`` steps and return the resume state, or start from
     ``state``. The samples are a function of their number, as an indexed dataset's are."""
     from atlas.labkit.training.ckpt import restore_state, resume_state
 
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Dropout(0.3), torch.nn.ReLU(),
-                                torch.nn.Linear(16, 1))
+    model = torch.nn.Sequential(
+        torch.nn.Linear(6, 16), torch.nn.Dropout(0.3), torch.nn.ReLU(), torch.nn.Linear(16, 1)
+    )
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
     consumed, it, batch = 0, 0, 4
     torch.manual_seed(1)  # the run's random stream (dropout), distinct from the init
@@ -127,7 +152,10 @@ def resume_run(steps: int, stop_at: int | None = None, state: dict[str, Any] | N
         losses.append(float(loss.detach()))
         if stop_at is not None and it == stop_at:
             return {"state": resume_state(model, opt, consumed, it), "losses": losses}
-    return {"params": torch.cat([p.detach().flatten() for p in model.parameters()]), "losses": losses}
+    return {
+        "params": torch.cat([p.detach().flatten() for p in model.parameters()]),
+        "losses": losses,
+    }
 
 
 def sharded_metadata_matches(tp: int, seed: int = 3) -> list[bool]:
@@ -140,12 +168,26 @@ def sharded_metadata_matches(tp: int, seed: int = 3) -> list[bool]:
     out = []
     for rank in range(tp):
         ours = mlp_sharded_state_dict(*_tp_slices(_dense_mlp(seed), tp, rank), tp=tp, rank=rank)
-        axes = {"fc1.weight": [(0, rank, tp)], "fc1.bias": [(0, rank, tp)],
-                "fc2.weight": [(1, rank, tp)], "fc2.bias": []}
-        theirs = [megatron.from_rank_offsets(sh.key, sh.data, *axes[sh.key], replica_id=sh.replica_id)
-                  for sh in ours]
-        out.append(all(
-            (o.global_shape, o.global_offset, o.axis_fragmentations, o.replica_id)
-            == (tuple(t.global_shape), tuple(t.global_offset), tuple(t.axis_fragmentations), t.replica_id)
-            for o, t in zip(ours, theirs, strict=True)))
+        axes = {
+            "fc1.weight": [(0, rank, tp)],
+            "fc1.bias": [(0, rank, tp)],
+            "fc2.weight": [(1, rank, tp)],
+            "fc2.bias": [],
+        }
+        theirs = [
+            megatron.from_rank_offsets(sh.key, sh.data, *axes[sh.key], replica_id=sh.replica_id)
+            for sh in ours
+        ]
+        out.append(
+            all(
+                (o.global_shape, o.global_offset, o.axis_fragmentations, o.replica_id)
+                == (
+                    tuple(t.global_shape),
+                    tuple(t.global_offset),
+                    tuple(t.axis_fragmentations),
+                    t.replica_id,
+                )
+                for o, t in zip(ours, theirs, strict=True)
+            )
+        )
     return out

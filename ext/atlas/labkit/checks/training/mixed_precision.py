@@ -50,7 +50,9 @@ def megatron_grad_scaler() -> type:
     return ns.DynamicGradScaler
 
 
-def megatron_param_ranges(numels: list[int], dp: int, rank: int) -> list[dict[str, tuple[int, int]] | None]:
+def megatron_param_ranges(
+    numels: list[int], dp: int, rank: int
+) -> list[dict[str, tuple[int, int]] | None]:
     """Megatron's ``_build_model_gbuf_param_range_map`` for parameters laid back to back in
     one bucket (offset 0), this rank's shard of the padded buffer as its world range."""
 

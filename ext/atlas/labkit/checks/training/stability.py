@@ -21,9 +21,13 @@ def megatron_spike_test(threshold: float, num_samples: int) -> Any:
     of one value (the loss as a 0-dim tensor)."""
     import math
 
-    ns = definitions(UPSTREAM, "megatron/core/rerun_state_machine.py",
-                       ["RerunStateMachine.is_unexpectedly_large"],
-                       {"math": math, "torch": torch, "logger": _QUIET})
+    ns = definitions(
+        UPSTREAM,
+        "megatron/core/rerun_state_machine.py",
+        ["RerunStateMachine.is_unexpectedly_large"],
+        {"math": math, "torch": torch, "logger": _QUIET},
+    )
     state = types.SimpleNamespace(large_value_counts={}, max_values={})
     return lambda value: ns.is_unexpectedly_large(
-        state, torch.tensor(value), threshold=threshold, context="loss", num_samples=num_samples)
+        state, torch.tensor(value), threshold=threshold, context="loss", num_samples=num_samples
+    )

@@ -15,7 +15,9 @@ from atlas.labkit.registry.schema import MLP, Attention, Model, Reported, Source
 ROLE = "support"
 
 MODELS: dict[str, Model] = {
-    m.name: m for family in (llama, qwen, deepseek, glm_gpt_oss, gemma, qwen_vl) for m in family.FAMILY
+    m.name: m
+    for family in (llama, qwen, deepseek, glm_gpt_oss, gemma, qwen_vl)
+    for m in family.FAMILY
 }
 
 
@@ -54,8 +56,16 @@ OTHER_MODELS: dict[str, Model] = {
                 "Section 2: SwiGLU with d_ff = 4 d_model, parallel layers (one LayerNorm a "
                 "layer), multi-query attention with head size 256, RoPE, shared input-output "
                 "embeddings, a 256k SentencePiece vocabulary; Section 5: sequence length 2048",
-                ("layers", "hidden", "vocab", "attention", "mlp", "tied_embeddings",
-                 "context", "position"),
+                (
+                    "layers",
+                    "hidden",
+                    "vocab",
+                    "attention",
+                    "mlp",
+                    "tied_embeddings",
+                    "context",
+                    "position",
+                ),
             ),
         ),
         notes="Parallel attention and MLP branches share one LayerNorm; no biases.",

@@ -118,8 +118,7 @@ _add(
                 f"{SLIME}/scripts/models/kimi-k2.sh",
                 "Megatron arguments: 61 layers (1 dense), hidden 7168, 64 heads, MLA ranks, "
                 "384 experts top-8 of width 2048, 1 shared, vocabulary 163840, RoPE base 50000",
-                ("layers", "hidden", "vocab", "attention", "mlp", "tied_embeddings",
-                 "position"),
+                ("layers", "hidden", "vocab", "attention", "mlp", "tied_embeddings", "position"),
             ),
             Source("cite:kimiteam2025kimi", "Section 4 (context 128k)", ("context",)),
         ),

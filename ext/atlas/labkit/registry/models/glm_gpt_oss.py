@@ -32,8 +32,9 @@ _add(
         layers=92,
         hidden=5120,
         vocab=151552,
-        attention=Attention(kind="GQA", q_heads=96, kv_heads=8, head_dim=128, qkv_bias=True,
-                            qk_norm=True),
+        attention=Attention(
+            kind="GQA", q_heads=96, kv_heads=8, head_dim=128, qkv_bias=True, qk_norm=True
+        ),
         mlp=MLP(
             intermediate=12288,
             experts=160,
@@ -62,8 +63,7 @@ _add(
                 "Megatron arguments: 3 dense + 89 MoE layers, hidden 5120, FFN 12288, 96 heads "
                 "/ 8 query groups, kv-channels 128, QKV bias, QK layernorm, rotary percent 0.5, "
                 "160 experts top-8 of width 1536, 1 shared, vocabulary 151552",
-                ("layers", "hidden", "vocab", "attention", "mlp", "tied_embeddings",
-                 "position"),
+                ("layers", "hidden", "vocab", "attention", "mlp", "tied_embeddings", "position"),
             ),
             Source("cite:zeng2025glm45", "Section 2 (context 128K)", ("context",)),
         ),
@@ -90,8 +90,7 @@ _add(
             o_bias=True,
             sinks=True,
         ),
-        mlp=MLP(experts=128, top_k=4, expert_intermediate=2880, expert_bias=True,
-                router_bias=True),
+        mlp=MLP(experts=128, top_k=4, expert_intermediate=2880, expert_bias=True, router_bias=True),
         tied_embeddings=False,
         context=131072,
         position="RoPE (base 150,000) with YaRN x32 from 4,096",
@@ -107,8 +106,7 @@ _add(
                 f"{GPT_OSS}/gpt_oss/torch/model.py",
                 "ModelConfig defaults (the 120b shape) and AttentionBlock: sliding window on "
                 "even layers, sinks, biases; MLPBlock: gate/up/down with biases, router bias",
-                ("layers", "hidden", "vocab", "attention", "mlp", "tied_embeddings",
-                 "position"),
+                ("layers", "hidden", "vocab", "attention", "mlp", "tied_embeddings", "position"),
             ),
             Source("cite:openai2025gptoss", "Section 2: 131,072-token context", ("context",)),
         ),

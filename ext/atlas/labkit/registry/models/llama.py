@@ -76,8 +76,11 @@ for _name, _layers, _hidden, _ffn, _heads, _total in (
             position="RoPE (base 500,000, Llama 3 frequency scaling to 128k)",
             reported=Reported(total=_total, active=_total, ref=_LLAMA3_REPORT, where="Table 3"),
             sources=(
-                Source(_LLAMA3_REPORT, _LLAMA3_TABLE, ("layers", "hidden", "attention", "mlp",
-                                                         "position")),
+                Source(
+                    _LLAMA3_REPORT,
+                    _LLAMA3_TABLE,
+                    ("layers", "hidden", "attention", "mlp", "position"),
+                ),
                 _LLAMA31_8B_CONFIG,
             ),
             notes="The three sizes share one tokenizer and the 128k context (report, Section 3).",
@@ -109,8 +112,16 @@ _add(
                 "cite:jiang2024mixtral",
                 "Table 1: dim 4096, 32 layers, head_dim 128, hidden_dim 14336, 32 heads, 8 KV "
                 "heads, context 32768, vocab 32000, 8 experts, top-2",
-                ("layers", "hidden", "vocab", "attention", "mlp", "context", "position",
-                 "tied_embeddings"),
+                (
+                    "layers",
+                    "hidden",
+                    "vocab",
+                    "attention",
+                    "mlp",
+                    "context",
+                    "position",
+                    "tied_embeddings",
+                ),
             ),
         ),
     )

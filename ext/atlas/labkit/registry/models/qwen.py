@@ -37,14 +37,14 @@ for _name, _layers, _hidden, _ffn, _heads, _total in (
             layers=_layers,
             hidden=_hidden,
             vocab=151936,
-            attention=Attention(kind="GQA", q_heads=_heads, kv_heads=8, head_dim=128,
-                                qk_norm=True),
+            attention=Attention(kind="GQA", q_heads=_heads, kv_heads=8, head_dim=128, qk_norm=True),
             mlp=MLP(intermediate=_ffn),
             tied_embeddings=False,
             context=131072,
             position="RoPE (base 1,000,000; YaRN from 32k to 128k)",
-            reported=Reported(total=_total, active=_total, ref="cite:yang2025qwen3",
-                              where="Table 1"),
+            reported=Reported(
+                total=_total, active=_total, ref="cite:yang2025qwen3", where="Table 1"
+            ),
             sources=(
                 Source(
                     f"{SLIME}/scripts/models/{_name.replace('b', 'B')}.sh",
@@ -73,19 +73,21 @@ _add(
         tied_embeddings=True,
         context=32768,
         position="RoPE (base 1,000,000)",
-        reported=Reported(total="0.6B", active="0.6B", ref="cite:yang2025qwen3",
-                          where="Table 1 (the model's name)"),
+        reported=Reported(
+            total="0.6B",
+            active="0.6B",
+            ref="cite:yang2025qwen3",
+            where="Table 1 (the model's name)",
+        ),
         sources=(
             Source(
                 f"{SLIME}/scripts/models/qwen3-0.6B.sh",
                 "Megatron arguments: 28 layers, hidden 1024, FFN 3072, 16 heads / 8 query "
                 "groups, kv-channels 128, QK layernorm, vocabulary 151936, no untie flag "
                 "(embeddings tied)",
-                ("layers", "hidden", "vocab", "attention", "mlp", "tied_embeddings",
-                 "position"),
+                ("layers", "hidden", "vocab", "attention", "mlp", "tied_embeddings", "position"),
             ),
-            Source("cite:yang2025qwen3", "Table 1 (context 32K for the 0.6B model)",
-                   ("context",)),
+            Source("cite:yang2025qwen3", "Table 1 (context 32K for the 0.6B model)", ("context",)),
         ),
         notes="The model nano-vllm's examples run; the serving chapter sizes its cache.",
     )
@@ -166,8 +168,7 @@ _add(
                 "Megatron arguments: 48 layers, hidden 2048, 16 heads / 2 query groups, "
                 "kv-channels 256, gated attention, 512 experts top-10 of width 512, a shared "
                 "expert of width 512 with a gate, rotary percent 0.25, base 1e7",
-                ("layers", "hidden", "vocab", "attention", "mlp", "tied_embeddings",
-                 "position"),
+                ("layers", "hidden", "vocab", "attention", "mlp", "tied_embeddings", "position"),
             ),
             Source(
                 f"{TRANSFORMERS}/src/transformers/models/qwen3_next/configuration_qwen3_next.py",

@@ -50,8 +50,16 @@ _add(
                 "3584; LLM hidden 3584, 28 layers, 4 KV heads of 128, intermediate 18944, "
                 "untied embeddings, vocabulary 151646; Section 2.1: RMSNorm and SwiGLU in the "
                 "ViT, 2 x 2 patches merged by a two-layer MLP, MRoPE",
-                ("layers", "hidden", "vocab", "attention", "mlp", "tied_embeddings",
-                 "position", "vision"),
+                (
+                    "layers",
+                    "hidden",
+                    "vocab",
+                    "attention",
+                    "mlp",
+                    "tied_embeddings",
+                    "position",
+                    "vision",
+                ),
             ),
             Source(
                 f"{QWEN25_VL}/README.md",
