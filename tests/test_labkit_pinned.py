@@ -103,12 +103,18 @@ def test_globals_set_after_loading_are_seen(book) -> None:  # type: ignore[no-un
 
 def test_methods_become_functions_and_decorators_follow_the_policy(book) -> None:  # type: ignore[no-untyped-def]
     root, _ = book
-    ns = definitions("up", "lib/code.py", ["Box.double", "fast", "compiled"], root=root,
-                     decorators=dropping("compiled"))
+    ns = definitions(
+        "up",
+        "lib/code.py",
+        ["Box.double", "fast", "compiled"],
+        root=root,
+        decorators=dropping("compiled"),
+    )
     assert ns.double(type("S", (), {"v": 4})()) == 8 and ns.fast(5) == 5
     with pytest.raises(RuntimeError, match="needs a GPU"):  # kept, it runs at definition
-        definitions("up", "lib/code.py", ["fast", "compiled"], root=root,
-                    decorators=keeping("compiled"))
+        definitions(
+            "up", "lib/code.py", ["fast", "compiled"], root=root, decorators=keeping("compiled")
+        )
 
 
 def test_a_definition_missing_from_the_file_is_an_error_not_a_skip(book) -> None:  # type: ignore[no-untyped-def]
