@@ -15,10 +15,10 @@ the build and its git child); wall-time ratios are printed beside them. Targets:
 warm <= 1.05x.
 
 Then ``blob reads``: the latency of one blob read, ``--reads`` reads of the same repository's
-blobs through our :class:`atlas.git.store.GitStore` and, when GitPython is importable, through
-its persistent ``cat-file`` (``Repo.git.get_object_data`` and ``Repo.odb.stream``), best of
-``max(--repeat, 5)`` rounds, the readers interleaved: the figures behind the choice of no
-GitPython (see :mod:`atlas.git`).
+blobs through our :class:`atlas.git.store.GitStore` (built on GitPython) and through GitPython's
+bare persistent ``cat-file`` (``Repo.git.get_object_data`` and ``Repo.odb.stream``), best of
+``max(--repeat, 5)`` rounds, the readers interleaved: what our layer adds to GitPython's reads
+(see :mod:`atlas.git`).
 Last line: one JSON object.
 
     .venv/bin/python benchmarks/upstream.py [--repeat 3] [--citations 500] [--reads 2000]
@@ -143,7 +143,7 @@ def per_read_ms(
 
 
 def blob_reads(git_dir: Path, commit: str, reads: int, rounds: int) -> dict[str, float | None]:
-    """Per-read latency (ms) of our GitStore and of GitPython's two readers (None without it)."""
+    """Per-read latency (ms) of our GitStore and of GitPython's two bare readers."""
     sys.path.insert(0, str(REPO / "ext"))
     from atlas.git.store import GitStore
 

@@ -69,7 +69,8 @@ def test_check_after_html_reads_nothing_and_still_fails(book: Path) -> None:
     assert read_and_written(check) == (0, 0)
     assert status == 1, check
     assert problems(check) == [
-        "flawed.md:3: WARNING: unknown document: 'nowhere' [ref.doc]",
+        "flawed.md:3: ERROR: link to page 'nowhere', which does not exist (renamed or removed?): "
+        "point it at an existing page or remove it [atlas.links.doc]",
         "flawed.md:6: WARNING: 'note': Unknown option key: 'unknown-option' (allowed: "
         "['class', 'collapsible', 'name']) [myst.directive_option]",
     ]

@@ -15,7 +15,7 @@ One feature per subpackage, each with its own ``setup(app)`` (in the manner of s
 
 Shared by the features, with no ``setup`` of their own:
 
-- ``atlas.git``: everything asked of git (the only code that starts it: ``git.process``);
+- ``atlas.git``: everything asked of git, on GitPython (git starts only through ``git.process``);
 - ``atlas.bookroot``: where the book is (``BookPaths``, from the Sphinx app or a command line)
   and how to name a command that works from where the reader is;
 - ``atlas.settings``: the typed settings machinery; each feature's ``atlas_*`` settings are one

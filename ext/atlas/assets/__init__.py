@@ -9,7 +9,12 @@ sphinxcontrib-mermaid loads mermaid as an ES module (from a CDN, or locally with
 disk would show diagrams as text. We replace its page hook with the classic build
 (``mermaid.min.js``, which sets ``window.mermaid``) and a small renderer of our own.
 
-Modules: this one (the copy and the page hook) and ``config`` (``AssetsConfig``, the settings).
+Every build also parses every diagram with the pinned mermaid, in node (``diagrams``, the
+Sphinx side; ``mermaid_parser``, node and the cache by hash; ``mermaid_parse.mjs``, the script):
+a syntax error is an error at its page and line, not a "Syntax error" box in the reader's browser.
+
+Modules: this one (the copy and the page hook), ``config`` (``AssetsConfig``, the settings),
+``diagrams`` and ``mermaid_parser``.
 """
 
 from __future__ import annotations
@@ -93,9 +98,16 @@ def _build_finished(app: Sphinx, exception: BaseException | None) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    from atlas.assets import diagrams
+
+    app.setup_extension("sphinxcontrib.mermaid")
+    app.add_directive("mermaid", diagrams.LocatedMermaid, override=True)
+    app.add_env_collector(diagrams.DiagramsCollector)
+    app.connect("build-finished", diagrams.check_diagrams, priority=850)  # after the ledger
     AssetsConfig.register(app)
     app.connect("config-inited", _config_inited)
     app.connect("builder-inited", _builder_inited)
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _build_finished)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: bump when diagrams.DiagramsState changes shape.
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

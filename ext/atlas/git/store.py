@@ -1,29 +1,50 @@
 """Read git objects straight from an object store: no checkout, no process per read.
 
-All reads of one store share one persistent ``git cat-file --batch-command`` pipe
-(:class:`atlas.git.process.CatFilePipe`); trees are parsed here (so modes, hence symlinks, are
-known) and commits resolved once. Names only ever reach git through that pipe, never as
-command-line arguments, and are validated first (:func:`check_path`, :func:`check_rev`):
-nothing a citation says can act as a git option or leave the tree.
+All reads of one store go through GitPython: a ``git.Repo`` opened under the read rules
+(:func:`atlas.git.process.open_store`), whose odb (``GitCmdObjectDB``) and ``Git`` keep git's
+persistent ``cat-file --batch`` (objects, ``Git.get_object_data``) and ``--batch-check``
+(headers, ``Git.get_object_header``) running, one pair per store and process. Trees are parsed
+by GitPython (``tree_entries_from_data``, which also refuses entries that alias ``.git``), so
+modes, hence symlinks, are known; commits are GitPython's ``Commit`` objects, resolved once.
+Names only ever reach git through those pipes, never as command-line arguments, and are
+validated first (:func:`check_path`, :func:`check_rev`): nothing a citation says can act as a
+git option or leave the tree.
 
-A partial clone offline lacks blobs; git would try to fetch them (and, offline, die). The pipe
-forbids every transport, so a missing blob fails at once and becomes :class:`MissingObject`
-instead of a hang or a crash.
+A partial clone offline lacks blobs. The store's git runs with lazy fetches off and every
+transport forbidden (:mod:`atlas.git.process`), so for a blob it lacks ``cat-file`` stops at
+once ("could not fetch ... from promisor remote") instead of fetching or hanging: the read
+becomes one :class:`MissingObject` carrying what git said, and the next read starts a fresh
+``cat-file``.
+
+Hand-written here, because GitPython has nothing for it: following symlinks inside the tree
+(GitPython's ``Tree`` lookup stops at a link), the refusal of paths and revs that could act as
+options (:func:`check_path`), telling "missing" from "ambiguous" from "git died" (GitPython
+raises one ``ValueError`` for all three, quoting git's answer; ``tests/test_git_gitpython.py``
+fails if a new GitPython quotes it otherwise), and emptying the stderr pipe GitPython gives its
+``cat-file`` and never reads (:func:`_drain`).
 """
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
-from atlas.git.process import CatFilePipe, GitStartError
+from git import Commit, Object, Repo
+from git.exc import GitCommandNotFound, InvalidGitRepositoryError, NoSuchPathError
+from git.objects.fun import tree_entries_from_data
+
+from atlas.git.process import open_store, start_error
 from atlas.git.revs import FULL_SHA, HEX, TAG, UnsafePath, check_rev
 
 __all__ = ["FULL_SHA", "HEX", "TAG", "GitStore", "UnsafePath", "check_path", "check_rev"]
 
 MAX_SYMLINK_HOPS = 40
+T = TypeVar("T")
 
 
 class MissingObject(Exception):
@@ -50,49 +71,124 @@ def check_path(path: str) -> str:
     return "/".join(parts)
 
 
+def _answer(exc: Exception) -> str | None:
+    """``missing`` or ``ambiguous`` when git answered that (GitPython's ``ValueError`` ends by
+    quoting git's header line, ``NAME missing``); None when git died or said anything else."""
+    if isinstance(exc, ValueError):
+        said = str(exc).rstrip("'\"")
+        for word in ("missing", "ambiguous"):
+            if said.endswith(f" {word}"):
+                return word
+    return None
+
+
+def _drain(proc: object) -> bytes:
+    """What git wrote on the stderr of one of GitPython's persistent ``cat-file``s, without
+    waiting. GitPython gives them a stderr pipe that nobody reads, and git writes to it on each
+    ambiguous name (the candidates, about 100 bytes): unread, the pipe fills after a few hundred
+    such answers and git stops mid-answer, a hang. So it is emptied after every answer that is
+    not an object."""
+    stderr = getattr(proc, "stderr", None)
+    if stderr is None or stderr.closed:
+        return b""
+    fd = stderr.fileno()
+    os.set_blocking(fd, False)
+    said = b""
+    try:
+        while chunk := os.read(fd, 65536):
+            said += chunk
+    except (BlockingIOError, OSError):
+        pass
+    return said
+
+
 class GitStore:
-    """Reads one object store through a persistent ``git cat-file --batch-command``."""
+    """Reads one object store through GitPython's persistent ``cat-file`` processes."""
 
     def __init__(self, git_dir: Path) -> None:
         self.git_dir = Path(git_dir)
         if not (self.git_dir / "objects").is_dir():
             raise GitStoreError(f"{self.git_dir} is not a git directory")
-        self._pipe = CatFilePipe(self.git_dir)
+        self._opened: Repo | None = None
+        self._pid = os.getpid()
+        self.lock = threading.RLock()
         self._trees: dict[str, dict[str, tuple[str, str]]] = {}
         self._commit_trees: dict[str, str] = {}
         self._resolved: dict[str, str | None] = {}
 
-    def _request(self, command: str, name: str) -> tuple[str, str, bytes | None] | None:
-        """(sha, type, content or None) of one object; None when git says it is missing."""
+    def _repo(self) -> Repo:
+        """The store's ``Repo``, opened on the first read, reopened after git died, never
+        shared with a forked child (``sphinx-build -j``: each worker starts its own git; the
+        parent's is left alone, as Python cannot wait for another process's child)."""
+        if self._pid != os.getpid():
+            self._opened, self._pid = None, os.getpid()
+        if self._opened is None:
+            try:
+                self._opened = open_store(self.git_dir)
+            except (InvalidGitRepositoryError, NoSuchPathError) as exc:
+                raise GitStoreError(f"{self.git_dir} is not a git directory") from exc
+        return self._opened
+
+    def _persistent(self) -> list[object]:
+        repo = self._opened
+        if repo is None:
+            return []
+        return [cmd for cmd in (repo.git.cat_file_all, repo.git.cat_file_header) if cmd]
+
+    def _died(self) -> str:
+        """Forget the store's git (dead, or confused) and return what it said on stderr."""
+        said = b""
+        for cmd in self._persistent():
+            proc = getattr(cmd, "proc", None)
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=5)
+            said += _drain(proc)
+        if self._opened is not None:
+            self._opened.close()
+            self._opened = None
+        return said.decode("utf-8", "replace").strip()
+
+    def _ask(self, name: str, read: Callable[[Repo], T]) -> T | None:
+        """``read(repo)`` under the store's lock, git's answers made ours: None when git says
+        ``name`` is missing, LookupError when it is ambiguous, MissingObject (with what git
+        said) when git died, GitStoreError when git cannot be started."""
         if "\n" in name or "\r" in name:
             raise UnsafePath(f"object name {name!r} holds a newline")
-        with self._pipe.lock:
+        with self.lock:
             try:
-                header, out = self._pipe.ask(command, name)
-            except GitStartError as exc:
-                raise GitStoreError(str(exc)) from exc
-            if not header:
-                said = self._pipe.died()
-                raise MissingObject(
-                    f"{name} is not in {self.git_dir}" + (f" ({said})" if said else "")
-                )
-            fields = header.decode("utf-8", "replace").rstrip("\n").split(" ")
-            if len(fields) == 2 and fields[1] in ("missing", "ambiguous"):
-                if fields[1] == "ambiguous":
-                    raise LookupError(f"{name} is ambiguous in {self.git_dir}")
+                return read(self._repo())
+            except GitCommandNotFound as exc:
+                self._died()
+                raise GitStoreError(str(start_error(exc))) from exc
+            except (ValueError, OSError) as exc:
+                answer = _answer(exc)
+                if answer is None:
+                    said = self._died()
+                    raise MissingObject(
+                        f"{name} is not in {self.git_dir}" + (f" ({said})" if said else "")
+                    ) from None
+                for cmd in self._persistent():
+                    _drain(getattr(cmd, "proc", None))
+                if answer == "ambiguous":
+                    raise LookupError(f"{name} is ambiguous in {self.git_dir}") from None
                 return None
-            if len(fields) != 3:
-                said = self._pipe.died()
-                raise GitStoreError(f"git cat-file answered {header!r} for {name}: {said}")
-            sha, kind, size = fields[0], fields[1], int(fields[2])
-            data = None
-            if command == "contents":
-                data = out.read(size)
-                out.read(1)  # the newline after the content
-                if len(data) != size:
-                    said = self._pipe.died()
-                    raise MissingObject(f"{name}: short read from {self.git_dir} {said}".strip())
-            return sha, kind, data
+
+    def _request(self, command: str, name: str) -> tuple[str, str, bytes | None] | None:
+        """(sha, type, content or None) of one object (``info`` or ``contents``); None when git
+        says it is missing."""
+
+        def read(repo: Repo) -> tuple[str, str, bytes | None]:
+            if command != "contents":
+                sha, kind, _ = repo.git.get_object_header(name)
+                return sha.decode(), kind.decode(), None
+            sha, kind, size, data = repo.git.get_object_data(name)
+            if len(data) != size:
+                said = self._died()
+                raise MissingObject(f"{name}: short read from {self.git_dir} {said}".strip())
+            return sha.decode(), kind.decode(), data
+
+        return self._ask(name, read)
 
     # -- objects --------------------------------------------------------------------------------
     def has_object(self, sha: str) -> bool:
@@ -139,33 +235,51 @@ class GitStore:
         return found
 
     def commit_tree(self, commit: str) -> str:
-        """The root tree id of a commit (a full SHA)."""
+        """The root tree id of a commit (a full SHA), from GitPython's ``Commit``."""
         if commit not in self._commit_trees:
-            kind, data = self.read_object(commit)
-            if kind != "commit":
-                raise LookupError(f"{commit} is a {kind}, not a commit")
-            first = data.split(b"\n", 1)[0].decode()
-            if not first.startswith("tree "):
-                raise GitStoreError(f"commit {commit} has no tree line")
-            self._commit_trees[commit] = first[5:]
+            if not FULL_SHA.match(commit):  # a SHA prefix: the full SHA first, as git has it
+                if not HEX.match(commit):
+                    raise UnsafePath(f"{commit!r} is not an object id")
+                full = self._request("info", commit)
+                if full is None:
+                    raise MissingObject(f"object {commit} is not in {self.git_dir}")
+                return self.commit_tree(full[0])
+
+            def read(repo: Repo) -> str:
+                found = Object.new_from_sha(repo, bytes.fromhex(commit))  # its type, then parsed
+                if not isinstance(found, Commit):
+                    raise LookupError(f"{commit} is a {found.type}, not a commit")
+                return found.tree.hexsha
+
+            tree = self._ask(commit, read)
+            if tree is None:
+                raise MissingObject(f"object {commit} is not in {self.git_dir}")
+            self._commit_trees[commit] = tree
         return self._commit_trees[commit]
 
     def tree(self, sha: str) -> dict[str, tuple[str, str]]:
-        """Entries of a tree: name -> (mode, sha)."""
+        """Entries of a tree: name -> (mode, sha), streamed from ``Repo.odb`` and parsed by
+        GitPython."""
         if sha not in self._trees:
-            kind, data = self.read_object(sha)
-            if kind != "tree":
-                raise LookupError(f"{sha} is a {kind}, not a tree")
-            entries: dict[str, tuple[str, str]] = {}
-            i, hash_len = 0, 20 if len(sha) == 40 else 32
-            while i < len(data):
-                space = data.index(b" ", i)
-                nul = data.index(b"\0", space)
-                mode = data[i:space].decode()
-                name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
-                entries[name] = (mode.zfill(6), data[nul + 1 : nul + 1 + hash_len].hex())
-                i = nul + 1 + hash_len
-            self._trees[sha] = entries
+            if not FULL_SHA.match(sha):
+                raise UnsafePath(f"{sha!r} is not a full object id")
+
+            def read(repo: Repo) -> list[tuple[bytes, int, str]]:
+                stream = repo.odb.stream(bytes.fromhex(sha))
+                kind = stream.type.decode()
+                if kind != "tree":
+                    raise LookupError(f"{sha} is a {kind}, not a tree")
+                try:
+                    return tree_entries_from_data(stream.read())
+                except ValueError as exc:  # an entry GitPython refuses (a name aliasing .git)
+                    raise GitStoreError(f"tree {sha} in {self.git_dir}: {exc}") from None
+
+            entries = self._ask(sha, read)
+            if entries is None:
+                raise MissingObject(f"object {sha} is not in {self.git_dir}")
+            self._trees[sha] = {
+                name: (f"{mode:06o}", binsha.hex()) for binsha, mode, name in entries
+            }
         return self._trees[sha]
 
     def resolve_path(self, commit: str, path: str) -> tuple[str, str, str, str] | None:
@@ -235,8 +349,11 @@ class GitStore:
         return sorted(self.tree(found[2]))
 
     def close(self) -> None:
-        """Stop the pipe (a later read starts a new one)."""
-        self._pipe.close()
+        """Stop the store's git (a later read starts a new one)."""
+        with self.lock:
+            if self._opened is not None and self._pid == os.getpid():
+                self._opened.close()
+            self._opened = None
 
 
 _STORES: dict[Path, GitStore] = {}

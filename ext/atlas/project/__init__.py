@@ -10,6 +10,8 @@
   each feature's settings dataclass (:mod:`atlas.settings`);
   :mod:`atlas.project.files`: the lock, ``.gitmodules`` and gitlinks, the ``.bib`` files, the
   assets; :mod:`atlas.project.errors`: one clean error each (file, line, what, fix; exit 2).
+- :mod:`atlas.project.vanished`: what a removed or renamed page leaves behind: every link to it
+  is an error in every build, and its HTML and ``_labs`` file are deleted.
 - :mod:`atlas.project.envstate`: build state kept one way for every feature (a typed
   ``PageState`` on the environment, kept by a ``StateCollector`` across ``-j`` and incremental
   builds).
@@ -23,7 +25,7 @@ from sphinx.application import Sphinx
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    from atlas.project import config, files, ledger, stable, strict
+    from atlas.project import config, files, ledger, stable, strict, vanished
 
     config.ProjectConfig.register(app)
     # Broken project files and settings stop the build with one clean error each (exit 2),
@@ -37,6 +39,12 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-check-consistency", stable.restore, priority=0)
     app.connect("write-started", stable.restore, priority=0)
     app.connect("build-finished", stable.forget, priority=0)
+    app.add_env_collector(vanished.DocLinksCollector)
+    app.connect("env-get-outdated", vanished.outdated_linkers)
+    app.connect("env-check-consistency", vanished.check_links)
+    app.connect("warn-missing-reference", vanished.already_reported)
+    app.connect("build-finished", vanished.remove_outputs)
     ledger.install(app)
     config.check_overrides(app)  # now, before the other features read or convert them
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: bump when vanished.DocLinksState changes shape.
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

@@ -8,7 +8,11 @@ The rules (each problem names the file, the line and the fix):
   text, lowercased (``$o(n^2)$``), in HTML and PDF alike;
 - ``eprint`` of an arXiv entry is a well-formed identifier without version;
 - an arxiv.org ``url`` is the abs page of a well-formed identifier, and matches ``eprint``;
-- a key appears once (two chapter writers append to the same file).
+- a key appears once (two chapter writers append to the same file);
+- a key follows the convention: lowercase first author's surname, the year, the first
+  significant word of the title (``shoeybi2019megatron``);
+- a work appears once: two keys with the same arXiv identifier, DOI or title are one work
+  listed twice (:mod:`atlas.refs.duplicates`).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from atlas.refs import arxiv
+from atlas.refs import arxiv, duplicates
 
 ENTRY_START = re.compile(
     r"^[ \t]*@(?P<type>[A-Za-z]+)[ \t]*[{(][ \t]*(?P<key>[^,\s]+)[ \t]*,", re.M
@@ -47,6 +51,7 @@ class BibEntry:
     line: int
     fields: dict[str, str] = field(default_factory=dict)
     field_lines: dict[str, int] = field(default_factory=dict)
+    first_author: str = ""
 
     def line_of(self, name: str) -> int:
         return self.field_lines.get(name, self.line)
@@ -134,9 +139,26 @@ def load(path: Path) -> Bibliography:
         if entry is None:
             continue
         entry.fields = {name.lower(): str(value) for name, value in parsed.fields.items()}
+    for key, parsed in data.entries.items():
+        if key in entries:
+            entries[key].first_author = _first_surname(parsed)
     for entry in entries.values():
         problems.extend(check_entry(shown, entry))
+        problems.extend(duplicates.key_problems(shown, entry))
+    problems.extend(duplicates.same_work_problems(shown, list(entries.values())))
+    problems.sort(key=lambda p: p.line)
     return Bibliography(path, entries, problems)
+
+
+def _first_surname(parsed: object) -> str:
+    """The first author's (or editor's) surname, as written; :mod:`atlas.refs.duplicates`
+    spells it as the key convention does (ASCII lowercase letters only)."""
+    persons = getattr(parsed, "persons", {})
+    for role in ("author", "editor"):
+        people = persons.get(role) if persons else None
+        if people:
+            return " ".join(people[0].last_names) or " ".join(people[0].first_names)
+    return ""
 
 
 def check_entry(shown: str, entry: BibEntry) -> list[Problem]:

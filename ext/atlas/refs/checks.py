@@ -1,7 +1,8 @@
 """Build-time checks of the bibliography and of the pages that cite it.
 
 Errors (never silent warnings), each at a page or a .bib line, with the fix:
-a cited key missing from the bibliography, an entry without url, a malformed arXiv identifier
+a cited key missing from the bibliography (in a page, or as a ``cite:KEY`` source of the labkit
+registries), an entry without url, a malformed arXiv identifier
 (in an entry, or in an arxiv.org link in a page), and a raw link in a page to a paper the
 bibliography holds (cite it instead, so the book has one place to fix a moved URL).
 """
@@ -78,9 +79,11 @@ _BIB_PROBLEMS: dict[int, int] = {}  # id(app) -> problems found in the .bib file
 
 
 def check_bibfiles(app: Sphinx) -> None:
-    """builder-inited: every rule of every entry (cheap, so on every build)."""
+    """builder-inited: every rule of every entry, and every registry source's key (cheap, so
+    on every build)."""
     count = 0
-    for bib in bibliographies(app):
+    bibs = bibliographies(app)
+    for bib in bibs:
         for problem in bib.problems:
             count += 1
             logger.error(
@@ -89,7 +92,35 @@ def check_bibfiles(app: Sphinx) -> None:
                 type="atlas",
                 subtype="refs.bib",
             )
-    _BIB_PROBLEMS[id(app)] = count
+    _BIB_PROBLEMS[id(app)] = count + check_registry_cites(app, bibs)
+
+
+def check_registry_cites(app: Sphinx, bibs: list[Bibliography]) -> int:
+    """Every ``cite:KEY`` source in ``labkit/registry/`` names an entry; returns the errors."""
+    from atlas.refs.registry_cites import near_keys, unknown_cites
+    from atlas.teach.config import labkit_root
+
+    registry = labkit_root(app) / "registry"
+    if (
+        not bibs
+        or not registry.is_dir()
+        or not registry.is_relative_to(Path(app.confdir).resolve())
+    ):
+        return 0  # a fixture book with a bibliography of its own reads the book's labkit
+    keys = {key for bib in bibs for key in bib.entries}
+    bibfile = shown(app, bibs[0].path)
+    unknown = unknown_cites(registry, keys)
+    for cite in unknown:
+        near = near_keys(cite.key, keys)
+        hint = f" (near: {', '.join(near)})" if near else ""
+        logger.error(
+            f"registry source 'cite:{cite.key}' is not in {bibfile}{hint}: fix the key, or add "
+            "the entry (with url) at the end of the bibliography",
+            location=f"{shown(app, cite.path)}:{cite.line}",
+            type="atlas",
+            subtype="refs.registry",
+        )
+    return len(unknown)
 
 
 def fail_on_bib_problems(app: Sphinx, exception: BaseException | None) -> None:
@@ -98,6 +129,16 @@ def fail_on_bib_problems(app: Sphinx, exception: BaseException | None) -> None:
     count = _BIB_PROBLEMS.pop(id(app), 0)
     if exception is None and count:
         app.statuscode = 1
+
+
+def node_location(app: Sphinx, docname: str, node: nodes.Node) -> tuple[str, int | None] | str:
+    """Where a node is: its page and line, or its own file and line when it comes from a file
+    the page includes (the page's name with the included file's line would mislead)."""
+    source = getattr(node, "source", None)
+    page = Path(app.env.doc2path(docname)).resolve()
+    if source and Path(source).resolve() != page:
+        return f"{source}:{node_line(node) or ''}"
+    return (docname, node_line(node))
 
 
 def node_line(node: nodes.Node) -> int | None:
@@ -135,7 +176,7 @@ def check_page(app: Sphinx, doctree: nodes.document) -> None:
                 logger.error(
                     f"cited key '{key}' is not in {bibfile}{hint}: fix the key, or add the entry "
                     "(with url; arXiv entries with eprint and the abs page)",
-                    location=(docname, node_line(node)),
+                    location=node_location(app, docname, node),
                     type="atlas",
                     subtype="refs.key",
                 )
@@ -149,7 +190,7 @@ def check_page(app: Sphinx, doctree: nodes.document) -> None:
             if problem:
                 logger.error(
                     f"malformed arXiv link {uri}: {problem}",
-                    location=(docname, node_line(node)),
+                    location=node_location(app, docname, node),
                     type="atlas",
                     subtype="refs.arxiv",
                 )
@@ -160,7 +201,7 @@ def check_page(app: Sphinx, doctree: nodes.document) -> None:
             logger.error(
                 f"raw link to a paper the bibliography holds ({uri}): cite it instead, "
                 f"{{cite:p}}`{key}` or {{cite:t}}`{key}`",
-                location=(docname, node_line(node)),
+                location=node_location(app, docname, node),
                 type="atlas",
                 subtype="refs.rawlink",
             )

@@ -156,10 +156,15 @@ def link_node(quote: Quote, label: str, classes: list[str]) -> nodes.reference:
     return ref
 
 
-def _note_error(env: Any, location: tuple[str, int], raw: str, message: str) -> None:
+def _note_error(
+    env: Any, location: tuple[str, int], raw: str, message: str, where: str | None = None
+) -> None:
+    """Log at ``where`` (the directive's own file and line: an included file names itself)
+    or the page; remember the page's line so that the page is re-read until fixed."""
     logger.error(
-        "labcode '%s': %s", raw, message, location=location, type="labcode", subtype="error"
-    )
+        "labcode '%s': %s", raw, message, location=where or location, type="labcode",
+        subtype="error",
+    )  # fmt: skip
     teach_state(env).labcode_errors.setdefault(location[0], []).append(location[1])
 
 
@@ -188,7 +193,7 @@ class LabcodeDirective(SphinxDirective):
                 "the labcode directive takes no content: it quotes the file; remove the lines "
                 "inside the block"
             )
-            _note_error(self.env, location, raw, message)
+            _note_error(self.env, location, raw, message, self.get_location())
             return []
         options = {
             k: ("" if v is None else str(v))
@@ -199,7 +204,7 @@ class LabcodeDirective(SphinxDirective):
         try:
             quote = resolve(raw, options, root)
         except LabcodeError as exc:
-            _note_error(self.env, location, raw, str(exc))
+            _note_error(self.env, location, raw, str(exc), self.get_location())
             candidate = root / raw.split("::")[0].split(":")[0]
             if candidate.is_file():
                 self.env.note_dependency(str(candidate))  # fixing the file fixes the page

@@ -2,11 +2,13 @@
 
 ```` ::::{problem} Title ```` (options ``:label:``, a book-wide id, and ``:topic:``) holds the
 question and exactly one ``:::{solution}``, which holds the worked answer and at least one
-``lab``: every number of an answer is computed by a lab, so a wrong answer fails the build at
-its line like any lab. In HTML the solution is a collapsed sphinx-design dropdown under its
-question; in the PDF :mod:`atlas.teach.answers` moves it to the end of the chapter.
+``lab`` that runs on CPU (a ``:needs: cuda`` lab alone would leave the answer unchecked on a
+CPU build); problems do not nest. Every number of an answer is computed by a lab, so a wrong
+answer fails the build at its line like any lab. In HTML the solution is a collapsed
+sphinx-design dropdown under its question; in the PDF :mod:`atlas.teach.answers` moves it to
+the end of the chapter.
 
-``{problem-index}`` (the back-matter page) lists every problem of the book by chapter and
+``{problem-index}`` (the back-matter page, once) lists every problem of the book by chapter and
 topic: the book's interview-question bank.
 """
 
@@ -96,6 +98,13 @@ class ProblemDirective(SphinxDirective):
                 f'problem "{title}": :label: {label!r} must be lowercase letters, digits and '
                 "hyphens (it becomes the anchor problem-LABEL)"
             )
+        outer = self.env.temp_data.get(CURRENT)
+        if outer is not None:
+            first: ProblemInfo = outer["info"]
+            raise self.error(
+                f'problem "{title}" is inside problem "{first.title}" (line {first.line}): '
+                "problems do not nest; close the outer problem (its four colons) before this one"
+            )
         number = self.env.temp_data.get("atlas_problem_count", 0) + 1
         self.env.temp_data["atlas_problem_count"] = number
         info = ProblemInfo(self.env.docname, label, title, topic, number, self.lineno)
@@ -124,6 +133,10 @@ class ProblemDirective(SphinxDirective):
                     line=self.lineno,
                 )
             ]
+        if info.anchor in self.state.document.ids:
+            # the label is this page's twice: check_labels reports it, at this problem's line
+            # (a second target would add docutils' location-less "Duplicate ID")
+            return [box]
         target = nodes.target("", "", ids=[info.anchor])
         self.state.document.note_explicit_target(target)
         return [target, box]
@@ -162,11 +175,19 @@ class SolutionDirective(SphinxDirective):
         box += nodes.rubric("Solution", "Solution")
         self.state.nested_parse(self.content, self.content_offset, box)
         self.set_source_info(box)
-        if not any(True for _ in box.findall(lab_node)):
+        labs = [lab["spec"] for lab in box.findall(lab_node)]
+        if not labs:
             raise self.error(
                 f'the solution of problem "{info.title}" has no lab: every number of an answer '
                 "is computed by a lab inside the solution, so that a wrong answer fails the "
                 "build; add a ```{lab}``` block with the computation"
+            )
+        if all(spec.needs for spec in labs):
+            needs = ", ".join(sorted({f":needs: {spec.needs}" for spec in labs}))
+            raise self.error(
+                f'the solution of problem "{info.title}" has only labs that need a device '
+                f"({needs}): a CPU build would publish its answer unchecked; add a lab without "
+                ":needs: that computes the answer on CPU (a device lab may stay beside it)"
             )
         return [box]
 
@@ -177,6 +198,12 @@ class ProblemIndexDirective(SphinxDirective):
     has_content = False
 
     def run(self) -> list[nodes.Node]:
+        first = self.env.temp_data.setdefault("atlas_problem_index_line", self.lineno)
+        if first != self.lineno:
+            raise self.error(
+                f"a second problem-index on this page (the first is at line {first}): the index "
+                "lists every problem of the book, so one is enough; delete this one"
+            )
         node = problem_index_node()
         self.set_source_info(node)
         return [node]

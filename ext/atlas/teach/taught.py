@@ -22,7 +22,7 @@ run_ranks`` is ``atlas.labkit.ranks``).
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -31,7 +31,13 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
-from atlas.labs.imports import PACKAGE, closure, module_file, source_imports
+from atlas.labs.imports import (
+    PACKAGE,
+    ImportedName,
+    closure,
+    module_file,
+    source_imports,
+)
 from atlas.teach.state import shown_state, teach_state
 
 logger = logging.getLogger(__name__)
@@ -149,6 +155,8 @@ class Unshown:
     line: int
     imported_from: str
     definition: Definition
+    lab_index: int = 0  # which of the page's labs (its file may be an included one)
+    source: str = ""  # the included file the lab is in, if not the page itself
 
     def message(self) -> str:
         d = self.definition
@@ -181,9 +189,10 @@ def unshown(doctree: nodes.document, specs: list, root: Path) -> tuple[list[Unsh
     shown = shown_lines(doctree)
     problems: list[Unshown] = []
     modules: set[str] = set()
-    for spec in specs:
+    aliases: dict[str, str] = {}  # a page's labs share one namespace: aliases outlive examples
+    for index, spec in enumerate(specs):
         for example in spec.examples:
-            for item in source_imports(example.source):
+            for item in [*source_imports(example.source), *_aliased_reads(example, aliases)]:
                 modules.add(item.module)
                 if item.name is None or module_file(f"{item.module}.{item.name}", root):
                     continue  # a module: the names read from it are checked one by one
@@ -193,7 +202,7 @@ def unshown(doctree: nodes.document, specs: list, root: Path) -> tuple[list[Unsh
                 if found.line in shown.get(found.path, set()):
                     continue
                 line = example.line + item.line - 1
-                problems.append(Unshown(spec.title, line, item.module, found))
+                problems.append(Unshown(spec.title, line, item.module, found, index))
     return problems, closure(modules, root)
 
 
@@ -209,6 +218,34 @@ def shown_blocks(doctree: nodes.document) -> list[tuple[str, int, int, int]]:
     return blocks
 
 
+def _aliased_reads(example: object, aliases: dict[str, str]) -> list[ImportedName]:
+    """Names read through a module alias bound by an *earlier* example of the page's labs
+    (``import atlas.labkit.x as m`` in one, ``m.f(...)`` in the next); then the aliases this
+    example binds, for the examples after it. One example's own aliases are
+    :func:`atlas.labs.imports.imports_in`'s; a page's labs run in one namespace, so an alias
+    outlives its example."""
+    try:
+        tree = ast.parse(example.source)  # type: ignore[attr-defined]
+    except SyntaxError:
+        return []
+    found = [
+        ImportedName(aliases[node.value.id], node.attr, node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in aliases
+    ]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname and alias.name.startswith(PACKAGE):
+                    aliases[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(PACKAGE):
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return found
+
+
 def check_page(app: Sphinx, doctree: nodes.document) -> None:
     """At read time: record what the page shows and the taught names its labs use unshown;
     :func:`judge` decides once every page is read."""
@@ -220,9 +257,11 @@ def check_page(app: Sphinx, doctree: nodes.document) -> None:
     blocks = shown_blocks(doctree)
     if blocks:
         state.shown[env.docname] = blocks
-    specs = [node["spec"] for node in doctree.findall(lab_node)]
+    labs = list(doctree.findall(lab_node))
+    specs = [node["spec"] for node in labs]
     if not specs:
         return
+    page = str(env.doc2path(env.docname))
     root = labkit_root(env)
     found, files = unshown(doctree, specs, root)
     for file in files:
@@ -233,7 +272,8 @@ def check_page(app: Sphinx, doctree: nodes.document) -> None:
         key = (item.definition.name, item.line)
         if key not in seen:
             seen.add(key)
-            borrowed.append(item)
+            source = labs[item.lab_index].source or page  # an included file names itself
+            borrowed.append(replace(item, source="" if source == page else source))
     if borrowed:
         state.borrowed[env.docname] = borrowed
 
@@ -294,9 +334,8 @@ def judge(app: Sphinx, env: BuildEnvironment) -> list[str]:
             if home is not None:
                 links[(item.lab, item.definition.name)] = home
                 continue
-            logger.error(
-                item.message(), location=(docname, item.line), type="teach", subtype="unshown"
-            )
+            location = f"{item.source}:{item.line}" if item.source else (docname, item.line)
+            logger.error(item.message(), location=location, type="teach", subtype="unshown")
             lines = teach_state(env).unshown.setdefault(docname, [])
             if item.line not in lines:
                 lines.append(item.line)

@@ -71,21 +71,31 @@ def make_resolver(app: Sphinx) -> Resolver:
     return res
 
 
-def report(env: BuildEnvironment, res: Resolution, location: tuple[str, int], kind: str) -> None:
-    """Log the outcome (error, drift, missing) and remember errors and new lock entries."""
+def report(
+    env: BuildEnvironment,
+    res: Resolution,
+    location: tuple[str, int],
+    kind: str,
+    where: str | None = None,
+) -> None:
+    """Log the outcome (error, drift, missing) and remember errors and new lock entries.
+
+    ``where`` is the directive's own file and line, logged instead of the page's when given (a
+    directive in an included file names that file); the state keeps the page's."""
+    shown: Any = where or location
     docname = env.docname
     state = upstream_state(env)
     if res.status in (ERROR, DRIFT):
         subtype = "drift" if res.status == DRIFT else "error"
         logger.error(
             "upstream %s '%s': %s", kind, res.raw, res.message,
-            location=location, type="upstream", subtype=subtype,
+            location=shown, type="upstream", subtype=subtype,
         )  # fmt: skip
         state.errors.setdefault(docname, []).append((location[1], f"{res.raw}: {res.message}"))
     elif res.status == MISSING:
         logger.warning(
             "upstream %s '%s': %s", kind, res.raw, res.message,
-            location=location, type="upstream", subtype="missing",
+            location=shown, type="upstream", subtype="missing",
         )  # fmt: skip
         state.missing.add(docname)
     if res.upstream is not None:  # the page depends on this upstream's pin (see outdated)
@@ -206,12 +216,12 @@ class UpstreamDirective(SphinxDirective):
                 "the upstream directive takes no content: upstream code is never pasted into "
                 "pages; remove the lines inside the block"
             )
-            report(self.env, res, location, "citation")
+            report(self.env, res, location, "citation", self.get_location())
             return []
         options = {k: ("" if v is None else str(v)) for k, v in self.options.items()}
         options = {k: v for k, v in options.items() if k not in ("name", "class", "caption")}
         res = resolver(self.env).resolve(self.arguments[0], options)
-        report(self.env, res, location, "citation")
+        report(self.env, res, location, "citation", self.get_location())
         if res.status in (ERROR, DRIFT):
             return []
         if res.status == MISSING:

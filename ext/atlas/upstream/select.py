@@ -264,10 +264,42 @@ KNOWN_OPTIONS = {name for name, _ in FILTERS} | {
 
 def apply_options(segments: list[Segment], options: dict[str, str]) -> list[Segment]:
     """Run the option filters in order over the selected segments."""
+    selected = segments
     for name, func in FILTERS:
         if name in options and options[name] is not None:
-            segments = func(segments, options[name])
+            try:
+                segments = func(segments, options[name])
+            except SelectError:
+                if name == "end-before" and options.get("start-after") is not None:
+                    _refuse_wrong_order(selected, segments, options)
+                raise
     return segments
+
+
+def _refuse_wrong_order(
+    selected: list[Segment], after_start: list[Segment], options: dict[str, str]
+) -> None:
+    """``:end-before:`` was not found after ``:start-after:``: when it occurs *above* the
+    start, say the two are in the wrong order rather than that the marker does not occur."""
+    marker, _ = _marker(options["end-before"])
+    start_marker, _ = _marker(options["start-after"])
+    if not marker or any(marker in line for seg in after_start for line in seg.lines):
+        return  # found below the start (too few, or ambiguous): the filter's own error holds
+    first_kept = after_start[0].start if after_start else None
+    above = [
+        seg.start + i
+        for seg in selected
+        for i, line in enumerate(seg.lines)
+        if marker in line and (first_kept is None or seg.start + i < first_kept)
+    ]
+    if above:
+        start_line = first_kept - 1 if first_kept is not None else "?"
+        raise SelectError(
+            f":end-before: {marker!r} (line {', '.join(map(str, above))}) comes before "
+            f":start-after: {start_marker!r} (line {start_line}): the two are in the wrong "
+            "order; the shown code starts after the start-after line and stops at the first "
+            "end-before line below it, so swap the markers or pick a later end-before line"
+        )
 
 
 def parse_emphasis(value: str, segments: list[Segment]) -> list[int]:

@@ -324,13 +324,13 @@ LINKS: dict[str, Link] = {
         "InfiniBand NDR",
         400e9 / 8,
         "4 lanes x 100 Gb/s",
-        "cite:nvidia2023dgxh100 (ConnectX-7 400 Gb/s NDR InfiniBand per GPU)",
+        "cite:nvidia2024basepod (DGX H100/H200: ConnectX-7, up to 400 Gb/s, one per GPU)",
     ),
 }
 
 # GPUs that share one NVLink switch fabric (all-to-all at full NVLink bandwidth).
 NVLINK_DOMAIN: dict[str, int] = {
-    "HGX H100": 8,  # cite:nvidia2023dgxh100 (eight H100 GPUs on four NVSwitch chips)
+    "HGX H100": 8,  # cite:nvidia2024basepod (DGX H100: eight GPUs in one NVLink domain)
     "GB200 NVL72": 72,  # cite:nvidia2024gb200 (72 Blackwell GPUs in one NVLink domain)
 }
 
