@@ -690,7 +690,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "dsv3-kv-lora-typo",
         "models",
-        "registry/models.py",
+        "registry/models/deepseek.py",
         "            q_heads=128,\n            kv_heads=128,\n            head_dim=192,\n"
         "            q_lora_rank=1536,\n            kv_lora_rank=512,",
         "            q_heads=128,\n            kv_heads=128,\n            head_dim=192,\n"
@@ -701,7 +701,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "mla-cache-no-rope-key",
         "models",
-        "registry/models.py",
+        "models/counting.py",
         "        per_layer = (a.kv_lora_rank + a.qk_rope_dim) * nbytes",
         "        per_layer = a.kv_lora_rank * nbytes",
         ("models/counting",),

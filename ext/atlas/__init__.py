@@ -3,11 +3,11 @@
 One feature per subpackage, each with its own ``setup(app)`` (in the manner of sphinx-design),
 set up in the order of :data:`FEATURES`; each package's docstring maps its modules. The
 features build on packages that know no feature: ``project`` (settings, project files,
-build state, strictness), ``code`` (quoting code, without Sphinx), ``git`` (everything asked of git,
-on GitPython; the only code that starts git), ``bookroot`` (where the book is, from the app or a command line), ``settings``
-(typed settings), ``processes`` (what the lab runner and labkit's ranks share). ``labkit`` is
-the code labs import, never imported by Sphinx itself. No two packages import each other, even
-through others (tests/test_package_imports.py).
+build state, strictness), ``code`` (quoting code, without Sphinx), ``git`` (everything asked of
+git, on GitPython; the only code that starts git), ``bookroot`` (where the book is, from the app
+or a command line), ``settings`` (typed settings), ``processes`` (what the lab runner and
+labkit's ranks share). ``labkit`` is the code labs import, never imported by Sphinx itself. No
+two packages import each other, even through others (tests/test_package_imports.py).
 """
 
 from __future__ import annotations

@@ -14,29 +14,26 @@ from atlas.labkit.agents.context import (
     message_tokens,
     truncate,
 )
-from atlas.labkit.agents.harness import (
-    CPU_HOG,
-    EDIT_SCHEMA,
-    MEMORY_HOG,
-    ScriptedModel,
-    argument_cases,
-    bugfix_task,
-    burst_targets,
-    call,
-    coding_session,
-    compaction_schedule,
-    fixed_summary,
-    long_session,
-    measured_cached_tokens,
-    pairing_errors,
-    python,
-    repo_tools,
-    shape,
-    step_tokens,
-)
 from atlas.labkit.agents.loop import ToolRegistry, run_turn, validate
 from atlas.labkit.agents.sandbox import Limits, run_confined
 from atlas.labkit.agents.trajectory import ReplayModel, Trajectory, check, close_interrupted
+from atlas.labkit.checks.agents.agentenv import burst_targets
+from atlas.labkit.checks.agents.common import (
+    ScriptedModel,
+    bugfix_task,
+    call,
+    pairing_errors,
+    repo_tools,
+)
+from atlas.labkit.checks.agents.index import EDIT_SCHEMA, argument_cases, shape
+from atlas.labkit.checks.agents.react import (
+    compaction_schedule,
+    fixed_summary,
+    long_session,
+    step_tokens,
+)
+from atlas.labkit.checks.agents.sandboxes import CPU_HOG, MEMORY_HOG, python
+from atlas.labkit.checks.agents.serving import coding_session, measured_cached_tokens
 
 
 # -- loop and validator ------------------------------------------------------------------------

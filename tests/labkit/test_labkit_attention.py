@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from atlas.labkit.attention import cost, decode, flash, harness, linear, mla, partition, sparse
-from atlas.labkit.attention.harness import max_abs_diff, qkv, randn
+from atlas.labkit.attention import cost, decode, flash, linear, mla, partition, sparse
+from atlas.labkit.checks.attention.common import max_abs_diff, qkv, randn, rearrange, repeat
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -169,7 +169,7 @@ def test_fp8_offset_helps():
 
 def test_einops_shim():
     x = torch.arange(24).reshape(2, 3, 4)
-    assert harness.rearrange(x, "a b c -> c (a b)").shape == (4, 6)
-    assert torch.equal(harness.repeat(x, "a b c -> a b (c g)", g=2)[..., ::2], x)
-    assert harness.rearrange(x, "a (n c) d -> a n c d", c=3).shape == (2, 1, 3, 4)
-    assert harness.rearrange(torch.arange(5), "s -> s 1").shape == (5, 1)
+    assert rearrange(x, "a b c -> c (a b)").shape == (4, 6)
+    assert torch.equal(repeat(x, "a b c -> a b (c g)", g=2)[..., ::2], x)
+    assert rearrange(x, "a (n c) d -> a n c d", c=3).shape == (2, 1, 3, 4)
+    assert rearrange(torch.arange(5), "s -> s 1").shape == (5, 1)

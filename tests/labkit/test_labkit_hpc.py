@@ -16,19 +16,24 @@ from typing import Any
 import pytest
 import torch
 from atlas.labkit import run_ranks
-from atlas.labkit.hpc import alphabeta, fabric, failures, harness, roofline, trees, verbs
+from atlas.labkit.checks.hpc.collectives import nccl_dtree, ring_vs_library
+from atlas.labkit.checks.hpc.common import in_order
+from atlas.labkit.checks.hpc.roofline import count_bytes, count_flops, tiny_decoder_step_flops
+from atlas.labkit.checks.hpc.scale_out import all_to_all_vs_routing, two_level_vs_library
+from atlas.labkit.checks.hpc.scale_up import tp_mlp_vs_dense
+from atlas.labkit.hpc import alphabeta, fabric, failures, roofline, trees, verbs
 from atlas.labkit.registry.hardware import LINKS, TENSOR_CORE_CLOCKS, gpu
 
 
 @pytest.fixture(scope="module")
 def four_ranks() -> list[list[Any]]:
     calls = [
-        (harness.ring_vs_library, 4096),
-        (harness.two_level_vs_library, 2, 4096),
-        (harness.all_to_all_vs_routing, 256, 16, 16, 4),
-        (harness.tp_mlp_vs_dense, 64, 32, 128),
+        (ring_vs_library, 4096),
+        (two_level_vs_library, 2, 4096),
+        (all_to_all_vs_routing, 256, 16, 16, 4),
+        (tp_mlp_vs_dense, 64, 32, 128),
     ]
-    return run_ranks(harness.in_order, 4, calls, timeout=120)
+    return run_ranks(in_order, 4, calls, timeout=120)
 
 
 def test_ring_and_halving_doubling_match_all_reduce(four_ranks: list[list[Any]]) -> None:
@@ -69,7 +74,7 @@ def test_tp_mlp_matches_dense_and_counts_bytes(four_ranks: list[list[Any]]) -> N
 
 def test_trees_match_nccl_at_the_pin() -> None:
     try:
-        theirs = harness.nccl_dtree()
+        theirs = nccl_dtree()
     except unittest.SkipTest as exc:
         pytest.skip(str(exc))
     for n in range(1, 130):
@@ -132,8 +137,8 @@ def test_roofline_counts_match_pytorch() -> None:
     a = torch.randn(16, 256, dtype=torch.bfloat16)
     w = torch.randn(256, 512, dtype=torch.bfloat16)
     c = roofline.gemm(16, 512, 256)
-    assert harness.count_flops(lambda: a @ w) == c.flops
-    assert harness.count_bytes(lambda: a @ w) == c.bytes
+    assert count_flops(lambda: a @ w) == c.flops
+    assert count_bytes(lambda: a @ w) == c.bytes
 
 
 def test_gemm_crossover_matches_bisection() -> None:
@@ -145,7 +150,7 @@ def test_gemm_crossover_matches_bisection() -> None:
 
 
 def test_training_flops_formula_matches_counted() -> None:
-    counted, params = harness.tiny_decoder_step_flops(2, 128, 500, 64, 2)
+    counted, params = tiny_decoder_step_flops(2, 128, 500, 64, 2)
     assert counted == roofline.training_flops_per_token(params, 2, 64, 128) * 64 * 2
 
 

@@ -7,7 +7,10 @@ import os
 
 import pytest
 import torch
-from atlas.labkit.harness import causal_attention
+from atlas.labkit.checks.common.attention import causal_attention
+from atlas.labkit.checks.kernels.common import trace_memory
+from atlas.labkit.checks.kernels.index import first_warp_addresses, occupancy_by_placement
+from atlas.labkit.checks.kernels.overlap import pipeline_formula, ring_gemms_match
 from atlas.labkit.kernels import cute
 from atlas.labkit.kernels.cute import (
     Layout,
@@ -21,17 +24,10 @@ from atlas.labkit.kernels.cute import (
 )
 from atlas.labkit.kernels.flash import attention_hbm_bytes, flash_attention
 from atlas.labkit.kernels.gpu_model import bank_wavefronts, occupancy, warp_transactions
-from atlas.labkit.kernels.harness import (
-    first_warp_addresses,
-    occupancy_by_placement,
-    pipeline_formula,
-    ring_gemms_match,
-    trace_memory,
-)
 from atlas.labkit.kernels.matmul import matmul, tile_intensity, tile_order, tiles_loaded_by_wave
 from atlas.labkit.kernels.overlap import persistent_schedule, pipeline
 from atlas.labkit.kernels.triton_basics import add, layer_norm, softmax, strided_copy
-from atlas.labkit.registry.hardware import sm_limits
+from atlas.labkit.registry.sm import sm_limits
 
 
 def test_interpreter_is_on():

@@ -6,16 +6,10 @@ import math
 
 import pytest
 import torch
-from atlas.labkit.moe import (
-    capacity,
-    dispatch,
-    eplb,
-    granularity,
-    grouped_gemm,
-    harness,
-    layer,
-    router,
-)
+from atlas.labkit.checks.moe.common import moe_flops_measured
+from atlas.labkit.checks.moe.deepep import ep_dispatch_check
+from atlas.labkit.checks.moe.grouped_gemm import grouped_gemm_variants_agree
+from atlas.labkit.moe import capacity, dispatch, eplb, granularity, grouped_gemm, layer, router
 
 
 def test_softmax_topk_gates_are_renormalised_probabilities() -> None:
@@ -62,9 +56,9 @@ def test_drop_formula_matches_simulation() -> None:
 
 
 def test_layer_flops_and_params() -> None:
-    assert harness.moe_flops_measured(
-        layer.MoEShape(16, 8, 4, 2, 1), 10
-    ) == 10 * layer.flops_per_token(layer.MoEShape(16, 8, 4, 2, 1))
+    assert moe_flops_measured(layer.MoEShape(16, 8, 4, 2, 1), 10) == 10 * layer.flops_per_token(
+        layer.MoEShape(16, 8, 4, 2, 1)
+    )
     assert layer.params(layer.MoEShape(16, 8, 4, 2, 1)) == {"total": 1984, "active": 1216}
 
 
@@ -83,7 +77,7 @@ def test_fine_grained_slices_sum_to_the_coarse_expert() -> None:
 
 
 def test_grouped_gemm_layouts_agree_with_the_loop() -> None:
-    assert all(harness.grouped_gemm_variants_agree([9, 0, 17, 3], block_m=4).values())
+    assert all(grouped_gemm_variants_agree([9, 0, 17, 3], block_m=4).values())
     assert grouped_gemm.tiles([10, 1], 8, "padded") == 4
     assert grouped_gemm.tiles([10, 1], 8, "contiguous") == 3
 
@@ -118,7 +112,7 @@ def test_low_latency_bytes() -> None:
 def test_dispatch_on_four_ranks_equals_dense() -> None:
     from atlas.labkit import run_ranks
 
-    results = run_ranks(harness.ep_dispatch_check, 4, 1, 32, timeout=120)
+    results = run_ranks(ep_dispatch_check, 4, 1, 32, timeout=120)
     for r in results:
         assert (
             r["combine_ok"]

@@ -2,11 +2,9 @@
 
 import torch
 import torch.nn.functional as F
-from atlas.labkit.normalization.harness import (
-    hyper_connection_n1,
-    residual_gradient_flow,
-    sequence_parallel_add_norm,
-)
+from atlas.labkit.checks.normalization.beyond import hyper_connection_n1
+from atlas.labkit.checks.normalization.cost import sequence_parallel_add_norm
+from atlas.labkit.checks.normalization.index import residual_gradient_flow
 from atlas.labkit.normalization.norms import (
     add_rms_norm,
     layer_norm,

@@ -8,112 +8,36 @@ comparison notices.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pytest
 import torch
 from atlas.labkit import run_ranks
-from atlas.labkit.parallel import (
-    context,
-    expert,
-    harness,
-    in_sequence,
-    memory,
-    pipeline,
-    tensor,
+from atlas.labkit.checks.parallel.common import measured_activation_bytes
+from atlas.labkit.checks.parallel.context import (
+    ring_attention_matches_full,
+    sdpa_causal,
+    ulysses_matches_full,
 )
+from atlas.labkit.checks.parallel.data import (
+    clipping_matches_dense,
+    data_parallel_matches_reference,
+    hsdp_matches_dense,
+    matrix_update_shards,
+    train_reference,
+    zero_memory_matches_ledger,
+)
+from atlas.labkit.checks.parallel.expert import ep_moe_matches_reference, router_gradient
+from atlas.labkit.checks.parallel.index import measured_bytes_per_param, megatron_rank_groups
+from atlas.labkit.checks.parallel.tensor import parallel_mlp_matches_dense
+from atlas.labkit.parallel import context, expert, memory, pipeline, tensor
+from atlas.labkit.pinned import UpstreamUnavailable
 
-SUITE: dict[str, tuple[Any, ...]] = {
-    "ddp": (harness.data_parallel_matches_reference, "ddp", 3),
-    "zero1": (harness.data_parallel_matches_reference, "zero1", 3),
-    "zero2": (harness.data_parallel_matches_reference, "zero2", 3),
-    "zero3": (harness.data_parallel_matches_reference, "zero3", 3),
-    "tp": (harness.parallel_mlp_matches_dense, False),
-    "sp": (harness.parallel_mlp_matches_dense, True),
-    "gpipe": (harness.pipeline_matches_sequential, "gpipe", 4),
-    "1f1b": (harness.pipeline_matches_sequential, "1f1b", 8),
-    "interleaved": (harness.pipeline_matches_sequential, "interleaved", 8, 2),
-    "ring": (harness.ring_attention_matches_full, False),
-    "ring_balanced": (harness.ring_attention_matches_full, True),
-    "ulysses": (harness.ulysses_matches_full,),
-    "ep": (harness.ep_moe_matches_reference, 8, 2, None),
-    "ep_capped": (harness.ep_moe_matches_reference, 8, 2, 1.0),
-}
-
-
-@pytest.fixture(scope="module")
-def four_ranks() -> list[dict[str, Any]]:
-    """Every check on 4 ranks, through ``in_sequence`` as the labs call them."""
-    ranks = run_ranks(in_sequence, 4, list(SUITE.values()), timeout=120)
-    return [dict(zip(SUITE, results, strict=True)) for results in ranks]
-
-
-@pytest.mark.parametrize("method", ["ddp", "zero1", "zero2", "zero3"])
-def test_data_parallel_reaches_reference(four_ranks: list[dict[str, Any]], method: str) -> None:
-    for r in four_ranks:
-        assert r[method]["match"], r[method]["max_abs_diff"]
-
-
-def test_zero_memory_and_traffic(four_ranks: list[dict[str, Any]]) -> None:
-    res = {m: four_ranks[0][m] for m in ("ddp", "zero1", "zero2", "zero3")}
-    n = res["ddp"]["numel"]
-    held = {m: (r["param_numel"], r["grad_numel"], r["adam_numel"]) for m, r in res.items()}
-    assert held == {
-        "ddp": (n, n, 2 * n),
-        "zero1": (n, n, 2 * n // 4),
-        "zero2": (n, n // 4, 2 * n // 4),
-        "zero3": (n // 4, n // 4, 2 * n // 4),
-    }
-    assert res["zero1"]["traffic"] == res["zero2"]["traffic"] == res["ddp"]["traffic"] == 2 * n
-    assert res["zero3"]["traffic"] == 3 * n
-
-
-def test_ddp_launches_a_bucket_during_backward(four_ranks: list[dict[str, Any]]) -> None:
-    r = four_ranks[0]["ddp"]
-    assert r["launches"][-1] == r["n_grads"]
-    assert r["launches"][0] < r["n_grads"]
-
-
-def test_tensor_and_sequence_parallel_match_dense(four_ranks: list[dict[str, Any]]) -> None:
-    for r in four_ranks:
-        for mode in ("tp", "sp"):
-            assert r[mode]["forward_ok"] and r[mode]["backward_ok"], (mode, r[mode])
-    elems = four_ranks[0]["tp"]["activation_elements"]
-    assert four_ranks[0]["tp"]["comm"] == {"all_reduce": 2 * elems}
-    sp = four_ranks[0]["sp"]["comm"]
-    assert sp["all_gather"] == sp["reduce_scatter"] == 2 * elems
-
-
-def test_pipeline_schedules_match_sequential(four_ranks: list[dict[str, Any]]) -> None:
-    for kind in ("gpipe", "1f1b", "interleaved"):
-        assert all(r[kind]["grads_ok"] for r in four_ranks), kind
-        assert four_ranks[-1][kind]["loss_ok"] is True
-    assert [r["gpipe"]["peak_activations"] for r in four_ranks] == [4.0] * 4
-    assert [r["1f1b"]["peak_activations"] for r in four_ranks] == [4.0, 3.0, 2.0, 1.0]
-    sim = pipeline.simulate("interleaved", 4, 8, 2).peak_activations
-    assert [r["interleaved"]["peak_activations"] for r in four_ranks] == sim
-
-
-def test_ring_and_ulysses_match_full_attention(four_ranks: list[dict[str, Any]]) -> None:
-    for r in four_ranks:
-        assert r["ring"]["ok"] and r["ring_balanced"]["ok"] and r["ulysses"]["ok"]
-    contiguous = [r["ring"]["work"] for r in four_ranks]
-    balanced = [r["ring_balanced"]["work"] for r in four_ranks]
-    assert contiguous == sorted(contiguous) and contiguous[0] < contiguous[-1]
-    assert len(set(balanced)) == 1
-    assert sum(balanced) == sum(contiguous) == 64 * 65 // 2
-
-
-def test_expert_parallel_matches_single_process(four_ranks: list[dict[str, Any]]) -> None:
-    for r in four_ranks:
-        for mode in ("ep", "ep_capped"):
-            assert r[mode]["forward_ok"] and r[mode]["backward_ok"], mode
-    assert sum(sum(r["ep"]["load"]) for r in four_ranks) == 4 * 16 * 2
-    assert all(r["ep"]["dropped"] == 0 for r in four_ranks)
-    capacity = math.ceil(1.0 * 16 * 2 / 8)
-    assert max(x for r in four_ranks for x in r["ep_capped"]["load"]) <= 4 * capacity
-    assert sum(r["ep_capped"]["dropped"] for r in four_ranks) > 0
+# What the parallelism pages' labs assert (every DDP/ZeRO stage reaches the single-process
+# parameters with the ledger's memory and traffic, TP/SP match dense with their collectives,
+# the executed schedules match sequential training with their peaks, ring and Ulysses match full
+# attention, expert parallelism matches one process) is run by the book's build and by
+# ``ATLAS_LABS=parallelism pytest tests/test_labkit_labs.py``; it is not repeated here.
 
 
 def _broken(rank: int, world: int) -> dict[str, bool]:
@@ -121,8 +45,8 @@ def _broken(rank: int, world: int) -> dict[str, bool]:
     tensor.CopyToTP.backward = staticmethod(lambda ctx, grad: (grad, None))  # f, no all-reduce
     context.merge = lambda out, lse, out_b, lse_b: (out + out_b, torch.logaddexp(lse, lse_b))
     return {
-        "tp_backward_ok": harness.parallel_mlp_matches_dense(rank, world)["backward_ok"],
-        "ring_ok": harness.ring_attention_matches_full(rank, world, True, seq=16)["ok"],
+        "tp_backward_ok": parallel_mlp_matches_dense(rank, world)["backward_ok"],
+        "ring_ok": ring_attention_matches_full(rank, world, True, seq=16)["ok"],
     }
 
 
@@ -209,50 +133,35 @@ def test_capacity_drops_in_token_order() -> None:
 
 def test_bad_arguments_are_clear_errors() -> None:
     with pytest.raises(ValueError, match="unknown method 'zero4'"):
-        harness.data_parallel_matches_reference(0, 4, "zero4")
+        data_parallel_matches_reference(0, 4, "zero4")
     with pytest.raises(ValueError, match="not divisible by 3 ranks"):
-        harness.data_parallel_matches_reference(0, 3, "ddp")
+        data_parallel_matches_reference(0, 3, "ddp")
     with pytest.raises(ValueError, match="do not split over 3 ranks"):
-        harness.ep_moe_matches_reference(0, 3)
+        ep_moe_matches_reference(0, 3)
     with pytest.raises(ValueError, match="heads"):
-        harness.ulysses_matches_full(0, 3)
-
-
-def test_measured_memory_matches_the_ledger(four_ranks: list[dict[str, Any]]) -> None:
-    for method in ("ddp", "zero1", "zero2", "zero3"):
-        assert all(harness.zero_memory_matches_ledger(r[method], method, 4) for r in four_ranks)
+        ulysses_matches_full(0, 3)
 
 
 def test_zero2_keeping_full_gradients_is_noticed() -> None:
     """The measurement, not the shapes, decides: a ZeRO-2 run that kept its full gradients
     holds n + n/4 gradient elements and fails the ledger check."""
     run = {"numel": 100, "held": {"params": 100, "grads": 125, "moments": 50, "master": 25}}
-    assert not harness.zero_memory_matches_ledger(run, "zero2", 4)
+    assert not zero_memory_matches_ledger(run, "zero2", 4)
     run["held"]["grads"] = 25
-    assert harness.zero_memory_matches_ledger(run, "zero2", 4)
-
-
-def test_context_parallel_counts_equal_closed_forms(four_ranks: list[dict[str, Any]]) -> None:
-    for r in four_ranks:
-        assert r["ring"]["work_ok"] and r["ring_balanced"]["work_ok"]
-        assert r["ring"]["sent_ok"] and r["ulysses"]["sent_ok"]
+    assert zero_memory_matches_ledger(run, "zero2", 4)
 
 
 def test_sdpa_reference_is_causal_attention() -> None:
-    from atlas.labkit.harness import causal_attention
+    from atlas.labkit.checks.common.attention import causal_attention
 
     gen = torch.Generator().manual_seed(3)
     q, k, v = (torch.randn(10, 2, 4, generator=gen, dtype=torch.float64) for _ in range(3))
-    assert torch.allclose(harness.sdpa_causal(q, k, v), causal_attention(q, k, v))
-
-
-def test_expert_loads_equal_the_reference(four_ranks: list[dict[str, Any]]) -> None:
-    assert all(r["ep"]["load_ok"] and r["ep_capped"]["load_ok"] for r in four_ranks)
+    assert torch.allclose(sdpa_causal(q, k, v), causal_attention(q, k, v))
 
 
 def test_renormalised_top1_gate_gives_no_router_gradient() -> None:
-    assert harness.router_gradient(1, "renormalized") < 1e-12
-    assert harness.router_gradient(1, "raw") > 1
+    assert router_gradient(1, "renormalized") < 1e-12
+    assert router_gradient(1, "raw") > 1
     with pytest.raises(ValueError, match="gates must be one of"):
         expert.route(torch.zeros(2, 4), torch.zeros(3, 4), 1, None, gates="softmax")
 
@@ -267,27 +176,22 @@ def test_peaks_and_bubble_ratio_equal_formulas(kind: str, v: int, p: int, m: int
     assert ratio == pytest.approx(pipeline.bubble_ratio_formula(kind, p, m, v), abs=1e-12)
 
 
-def test_executed_1f1b_peak_is_p_minus_s(four_ranks: list[dict[str, Any]]) -> None:
-    peaks = [r["1f1b"]["peak_activations"] for r in four_ranks]
-    assert peaks == [pipeline.peak_formula("1f1b", 4, 8, s) for s in range(4)]
-
-
 @pytest.mark.parametrize(("tp", "sp"), [(1, False), (2, False), (4, True)])
 def test_measured_activations_equal_korthikanti(tp: int, sp: bool) -> None:
-    got = harness.measured_activation_bytes(32, 2, 64, 8, tp=tp, sp=sp)
+    got = measured_activation_bytes(32, 2, 64, 8, tp=tp, sp=sp)
     assert got["total"] - got["norm_stats"] == memory.activation_bytes_per_layer(
         32, 2, 64, 8, tp=tp, sp=sp
     )
 
 
 def test_bytes_per_parameter_are_measured() -> None:
-    assert harness.measured_bytes_per_param() == memory.MIXED_ADAM
+    assert measured_bytes_per_param() == memory.MIXED_ADAM
 
 
 def test_rank_groups_equal_megatron_rank_generator() -> None:
     try:
-        groups = harness.megatron_rank_groups({"tp": 2, "cp": 2, "ep": 1, "dp": 2, "pp": 2}, "dp")
-    except harness.UpstreamUnavailable as exc:
+        groups = megatron_rank_groups({"tp": 2, "cp": 2, "ep": 1, "dp": 2, "pp": 2}, "dp")
+    except UpstreamUnavailable as exc:
         pytest.skip(str(exc))
     assert groups == memory.rank_groups({"tp": 2, "cp": 2, "ep": 1, "dp": 2, "pp": 2}, "dp")
 
@@ -300,11 +204,11 @@ def test_exposed_comm_closed_form() -> None:
 
 
 def _accumulate_clip_hsdp(rank: int, world: int) -> list[Any]:
-    harness.train_reference(5, 32)
+    train_reference(5, 32)
     return [
-        harness.data_parallel_matches_reference(rank, world, "ddp", accumulate=4),
-        harness.clipping_matches_dense(rank, world),
-        harness.hsdp_matches_dense(rank, world),
+        data_parallel_matches_reference(rank, world, "ddp", accumulate=4),
+        clipping_matches_dense(rank, world),
+        hsdp_matches_dense(rank, world),
     ]
 
 
@@ -319,7 +223,7 @@ def test_accumulation_clipping_and_hsdp_on_four_ranks() -> None:
 
 
 def test_matrix_optimizers_do_not_shard() -> None:
-    assert harness.matrix_update_shards() == {
+    assert matrix_update_shards() == {
         "adam_shards_ok": True,
         "muon_shards_ok": False,
         "muon_gathered_ok": True,

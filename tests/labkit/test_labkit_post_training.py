@@ -14,19 +14,32 @@ import math
 import pytest
 import torch
 from atlas.labkit import run_ranks
-from atlas.labkit.post_training import (
-    agentic,
-    costs,
-    harness,
-    mismatch,
-    pg,
-    ppo,
-    sft,
-    system,
-    weights,
+from atlas.labkit.checks.post_training.agentic import scripted_episode, slime_trajectory
+from atlas.labkit.checks.post_training.common import lognormal_lengths, megatron_grpo, slime_loss
+from atlas.labkit.checks.post_training.index import measured_rl_flops, toy_model_config
+from atlas.labkit.checks.post_training.policy_gradient import (
+    chain_expected_reward,
+    lambda_return_advantages,
+    slime_group_rewards,
+    slime_ppo,
 )
+from atlas.labkit.checks.post_training.rollout_train import slime_loop, slime_placement
+from atlas.labkit.checks.post_training.sft import (
+    measured_token_weights,
+    packed_matches_separate,
+    slime_first_fit,
+    slime_reduce,
+)
+from atlas.labkit.checks.post_training.weight_sync import (
+    checkpoint_engine_buckets,
+    engine_layers_match_dense,
+    model_tensors,
+    reshard_matches_dense,
+)
+from atlas.labkit.models.counting import flops_per_token, params_total
+from atlas.labkit.post_training import agentic, costs, mismatch, pg, ppo, sft, system, weights
 from atlas.labkit.registry.hardware import gpu
-from atlas.labkit.registry.models import flops_per_token, model, params_total
+from atlas.labkit.registry.models import model
 
 # ---------------------------------------------------------------------------------------------
 # policy gradient
@@ -51,10 +64,10 @@ def test_grpo_advantages_match_slime_and_megatron():
     ours = pg.grpo_advantages(r, 4)
     assert torch.allclose(
         ours,
-        torch.tensor(harness.slime_group_rewards(r.tolist(), 4), dtype=torch.float64),
+        torch.tensor(slime_group_rewards(r.tolist(), 4), dtype=torch.float64),
         atol=1e-6,
     )
-    mg = harness.megatron_grpo().advantages([r[:4].tolist(), r[4:].tolist()], [[1] * 4, [1] * 4])
+    mg = megatron_grpo().advantages([r[:4].tolist(), r[4:].tolist()], [[1] * 4, [1] * 4])
     assert torch.allclose(
         pg.grpo_advantages(r, 4, std="population", eps=1e-4), torch.tensor(mg, dtype=torch.float64)
     )
@@ -68,9 +81,7 @@ def test_clipped_surrogate_by_hand_and_against_slime():
     assert torch.allclose(
         loss, torch.tensor([-1.2 * 0.866, 0.8 * 0.866, 2.25, -0.45], dtype=torch.float64)
     )
-    assert torch.allclose(
-        loss, harness.slime_ppo().compute_policy_loss(old - ratio.log(), A, 0.2, 0.2)[0]
-    )
+    assert torch.allclose(loss, slime_ppo().compute_policy_loss(old - ratio.log(), A, 0.2, 0.2)[0])
     # clip-higher moves only the upper bound
     assert pg.clipped_surrogate(ratio.log(), old, A, 0.2, 0.28)[0] == pytest.approx(-1.28 * 0.866)
 
@@ -82,9 +93,9 @@ def test_gae_recursion_equals_definition_and_slime():
         torch.randn(2, 50, generator=g, dtype=torch.float64),
     )
     a, ret = pg.gae(r, v, 0.97, 0.9)
-    assert torch.allclose(a, harness.lambda_return_advantages(r, v, 0.97, 0.9))
+    assert torch.allclose(a, lambda_return_advantages(r, v, 0.97, 0.9))
     assert torch.allclose(ret, a + v)
-    assert torch.allclose(a, harness.slime_ppo().vanilla_gae(r, v, 0.97, 0.9)[0])
+    assert torch.allclose(a, slime_ppo().vanilla_gae(r, v, 0.97, 0.9)[0])
     # lambda = 1 is the Monte Carlo return minus the value (gamma = 1)
     a1, _ = pg.gae(r, v, 1.0, 1.0)
     assert torch.allclose(a1, r.flip(-1).cumsum(-1).flip(-1) - v)
@@ -97,7 +108,7 @@ def test_kl_estimators():
     for k in ("k1", "k2", "k3"):
         assert torch.allclose(
             pg.kl_estimate(zero, x, k).float(),
-            harness.slime_ppo().compute_approx_kl(zero, x, k),
+            slime_ppo().compute_approx_kl(zero, x, k),
             atol=1e-6,
         )
 
@@ -114,8 +125,8 @@ def test_gspo_ratio_is_geometric_mean():
 
 def test_ppo_improves_exact_expected_reward():
     logits, sampled = ppo.ppo_train(iterations=10, seed=1)
-    assert harness.chain_expected_reward(torch.zeros_like(logits), 2) == pytest.approx(1 / 3)
-    assert harness.chain_expected_reward(logits, 2) > 0.9
+    assert chain_expected_reward(torch.zeros_like(logits), 2) == pytest.approx(1 / 3)
+    assert chain_expected_reward(logits, 2) > 0.9
 
 
 # ---------------------------------------------------------------------------------------------
@@ -139,11 +150,11 @@ def test_first_fit_matches_slime():
     lengths = [
         int(x) for x in torch.randint(1, 3000, (300,), generator=torch.Generator().manual_seed(0))
     ]
-    assert sft.first_fit(lengths, 4096) == harness.slime_first_fit(lengths, 4096)
+    assert sft.first_fit(lengths, 4096) == slime_first_fit(lengths, 4096)
 
 
 def test_packed_equals_separate_and_bugs_are_caught():
-    r = harness.packed_matches_separate()
+    r = packed_matches_separate()
     assert r["loss_equal"] and r["grads_equal"]
     assert not r["leaky_mask_equal"] and not r["no_restart_equal"]
 
@@ -151,12 +162,10 @@ def test_packed_equals_separate_and_bugs_are_caught():
 def test_token_weights_measured_and_slime():
     L = [3, 30, 300]
     for mode in ("sequence", "token", "constant"):
-        assert torch.allclose(
-            harness.measured_token_weights(L, mode, 300), sft.token_weights(L, mode, 300)
-        )
+        assert torch.allclose(measured_token_weights(L, mode, 300), sft.token_weights(L, mode, 300))
     x = torch.randn(sum(L), dtype=torch.float64)
-    assert torch.allclose(sft.reduce_loss(x, L, "sequence"), harness.slime_reduce(x, L, False))
-    assert torch.allclose(sft.reduce_loss(x, L, "token"), harness.slime_reduce(x, L, True))
+    assert torch.allclose(sft.reduce_loss(x, L, "sequence"), slime_reduce(x, L, False))
+    assert torch.allclose(sft.reduce_loss(x, L, "token"), slime_reduce(x, L, True))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -165,8 +174,8 @@ def test_token_weights_measured_and_slime():
 
 
 def test_counted_flops_match_registry():
-    toy, P, R = harness.toy_model_config(), 4, 5
-    counted = harness.measured_rl_flops(P, R)
+    toy, P, R = toy_model_config(), 4, 5
+    counted = measured_rl_flops(P, R)
     gen = P * flops_per_token(toy, P, "prefill") + sum(
         flops_per_token(toy, c, "decode") for c in range(P + 1, P + R)
     )
@@ -196,7 +205,7 @@ def test_loops_match_slime(mode):
         (s.index, s.end, s.data_version, s.trainer_version)
         for s in system.simulate_loop(R, 4.0, 0.5, mode)
     ]
-    assert ours == harness.slime_loop(R, 4.0, 0.5, mode)
+    assert ours == slime_loop(R, 4.0, 0.5, mode)
 
 
 def test_async_step_formula_constant_durations():
@@ -207,7 +216,7 @@ def test_async_step_formula_constant_durations():
 
 def test_expected_max_length_against_simulation():
     g = torch.Generator().manual_seed(0)
-    sims = [harness.lognormal_lengths(32, 500, 0.7, 4096, g).max().item() for _ in range(3000)]
+    sims = [lognormal_lengths(32, 500, 0.7, 4096, g).max().item() for _ in range(3000)]
     assert sum(sims) / len(sims) == pytest.approx(
         system.expected_max_length(32, 500, 0.7, 4096), rel=0.02
     )
@@ -215,7 +224,7 @@ def test_expected_max_length_against_simulation():
 
 def test_placement_matches_slime():
     for case in [(8, 8, True), (8, 16, False), (4, 12, True)]:
-        assert system.placement_gpus(*case) == harness.slime_placement(*case)
+        assert system.placement_gpus(*case) == slime_placement(*case)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -241,18 +250,18 @@ def test_gather_glu_order():
 
 def test_reshard_on_ranks_matches_dense_and_slime():
     s = weights.Shape(hidden=8, heads=4, groups=2, head_dim=2)
-    for r in run_ranks(harness.reshard_matches_dense, 2, s, 12):
+    for r in run_ranks(reshard_matches_dense, 2, s, 12):
         assert r["ours_equal"] and r["slime_equal"]
 
 
 def test_engine_loaders_on_ranks():
     s = weights.Shape(hidden=8, heads=4, groups=2, head_dim=2)
-    for r in run_ranks(harness.engine_layers_match_dense, 2, s, 12):
+    for r in run_ranks(engine_layers_match_dense, 2, s, 12):
         assert all(r.values())
 
 
 def test_buckets_match_checkpoint_engine():
-    tensors = harness.model_tensors(model("qwen3-0.6b"))
+    tensors = model_tensors(model("qwen3-0.6b"))
     assert sum(b for _, b in tensors) == 2 * params_total(model("qwen3-0.6b"))
     per, bucket = (
         (len(tensors) + 3) // 4,
@@ -263,7 +272,7 @@ def test_buckets_match_checkpoint_engine():
         for r in range(4)
         for b in weights.plan_buckets([n for _, n in tensors[r * per : (r + 1) * per]], bucket)
     ]
-    assert [(o, n) for o, n, _ in harness.checkpoint_engine_buckets(tensors, 4, bucket)] == ours
+    assert [(o, n) for o, n, _ in checkpoint_engine_buckets(tensors, 4, bucket)] == ours
 
 
 # ---------------------------------------------------------------------------------------------
@@ -301,7 +310,7 @@ def test_tis_weights_match_slime():
 
     a, b = torch.randn(12), torch.randn(12)
     args = types.SimpleNamespace(tis_clip=2.0, tis_clip_low=0.1)
-    out, _, _ = harness.slime_loss().vanilla_tis_function(
+    out, _, _ = slime_loss().vanilla_tis_function(
         args, pg_loss=torch.ones(12), train_log_probs=[a], rollout_log_probs=[b], loss_masks=None
     )
     assert torch.allclose(out, mismatch.tis_weights(a, b, 2.0, 0.1))
@@ -313,11 +322,11 @@ def test_tis_weights_match_slime():
 
 
 def test_trajectory_matches_slime_and_refuses_drift():
-    ep = harness.scripted_episode(seed=2, turns=4)
+    ep = scripted_episode(seed=2, turns=4)
     t = agentic.Trajectory()
     for turn in ep:
         t.add_turn(*turn)
-    assert t.response() == harness.slime_trajectory(ep)
+    assert t.response() == slime_trajectory(ep)
     bad = list(ep[1][0])
     bad[len(ep[0][0])] += 1  # the first output token, re-encoded differently
     u = agentic.Trajectory()
@@ -330,7 +339,7 @@ def test_order_statistic_against_simulation():
     g = torch.Generator().manual_seed(0)
     cdf = lambda x: system.lognormal_cdf(x, 50.0, 0.8) if x < 1000 else 1.0  # noqa: E731
     sims = [
-        agentic.first_k_finish_time(harness.lognormal_lengths(16, 50.0, 0.8, 1000, g).tolist(), 12)
+        agentic.first_k_finish_time(lognormal_lengths(16, 50.0, 0.8, 1000, g).tolist(), 12)
         for _ in range(3000)
     ]
     assert sum(sims) / len(sims) == pytest.approx(

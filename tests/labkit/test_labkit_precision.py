@@ -12,7 +12,24 @@ import math
 
 import pytest
 import torch
-from atlas.labkit.precision import budget, fp4, gemm, harness, quant, scaling
+from atlas.labkit.checks.precision.common import (
+    deepgemm_math,
+    mean_truncation_bias,
+    outlier_activations,
+    rel_error,
+    torch_mx_utils,
+)
+from atlas.labkit.checks.precision.fp4 import unpack_fp4
+from atlas.labkit.checks.precision.inference import (
+    awq_pseudo_quantize,
+    awq_upstream_scales,
+    correlated_inputs,
+    gptq_upstream,
+    hessian,
+    smoothquant_upstream,
+)
+from atlas.labkit.checks.precision.scaling import predicted_rounding_mse
+from atlas.labkit.precision import budget, fp4, gemm, quant, scaling
 from atlas.labkit.precision.formats import (
     BF16,
     E2M1,
@@ -63,7 +80,7 @@ def test_e8m0_is_torchs():
 
 
 def test_fp4_fp6_rounding_equals_torch_reference():
-    mx = harness.torch_mx_utils()
+    mx = torch_mx_utils()
     x = torch.cat(
         [
             torch.randn(50_000, generator=torch.Generator().manual_seed(1)) * 3,
@@ -85,7 +102,7 @@ def test_stochastic_rounding_is_unbiased():
 
 
 def test_deepgemm_casts_match():
-    dg = harness.deepgemm_math()
+    dg = deepgemm_math()
     x = torch.randn(130, 300, generator=torch.Generator().manual_seed(0)) * 3
     for theirs, block, pow2 in (
         (dg.per_token_cast_to_fp8(x, use_ue8m0=False), (1, 128), False),
@@ -97,11 +114,11 @@ def test_deepgemm_casts_match():
 
 
 def test_int8_error_matches_uniform_model():
-    x = harness.outlier_activations(256, 512, outliers=(7, 300))
+    x = outlier_activations(256, 512, outliers=(7, 300))
     q, s = scaling.quantize_blocks(x, 8, (-1, 1))
     measured = (scaling.dequantize_blocks(q, s, (-1, 1)) - x).double().pow(2).mean().item()
     step = scaling.dequantize_blocks(torch.ones_like(q), s, (-1, 1))
-    assert abs(measured / harness.predicted_rounding_mse(x, step) - 1) < 0.05
+    assert abs(measured / predicted_rounding_mse(x, step) - 1) < 0.05
 
 
 def test_promotion_matches_truncation_model():
@@ -118,7 +135,7 @@ def test_promotion_matches_truncation_model():
             qa, sa.expand(16, 16), qb, sb.expand(1, 16), acc_bits=14, promote_every=every
         )
         measured = -((out.double() - exact) / exact).mean().item()
-        assert abs(measured / harness.mean_truncation_bias((every or 2048) // 32, 14) - 1) < 0.1
+        assert abs(measured / mean_truncation_bias((every or 2048) // 32, 14) - 1) < 0.1
 
 
 def test_blockwise_gemm_is_exact_with_fp32_accumulator():
@@ -130,18 +147,18 @@ def test_blockwise_gemm_is_exact_with_fp32_accumulator():
         scaling.dequantize_blocks(qa, sa, (1, 128)).double()
         @ scaling.dequantize_blocks(qb, sb, (128, 128)).double().T
     )
-    assert harness.rel_error(gemm.fp8_gemm(qa, sa, qb, sb, acc_bits=24), exact) < 1e-6
+    assert rel_error(gemm.fp8_gemm(qa, sa, qb, sb, acc_bits=24), exact) < 1e-6
 
 
 def test_fp4_quantizers_match_torch_reference():
-    ref = harness.torch_mx_utils()
+    ref = torch_mx_utils()
     x = torch.randn(64, 512, generator=torch.Generator().manual_seed(0))
     q, s = fp4.mxfp4_quantize(x)
     packed, scales = ref.to_mxfp4(x)
-    assert torch.equal(harness.unpack_fp4(packed), q) and torch.equal(scales.float(), s)
+    assert torch.equal(unpack_fp4(packed), q) and torch.equal(scales.float(), s)
     q, bs, ts = fp4.nvfp4_quantize(x)
     packed, scales, _ = ref.to_nvfp4(x, per_tensor_scale=ref.nvfp4_per_tensor_scale(x.abs().amax()))
-    assert torch.equal(harness.unpack_fp4(packed), q) and torch.equal(scales.float(), bs)
+    assert torch.equal(unpack_fp4(packed), q) and torch.equal(scales.float(), bs)
 
 
 def test_hadamard_rotation_is_orthogonal_and_keeps_the_gemm():
@@ -154,36 +171,34 @@ def test_hadamard_rotation_is_orthogonal_and_keeps_the_gemm():
 
 
 def test_gptq_matches_upstream_and_beats_rtn():
-    x = harness.correlated_inputs(1024, 256)
+    x = correlated_inputs(1024, 256)
     w = torch.randn(128, 256, generator=torch.Generator().manual_seed(1))
-    ours = quant.gptq(w, harness.hessian(x), 4, 128)
-    assert torch.allclose(ours, harness.gptq_upstream(w, x, 4, 128), atol=1e-5)
+    ours = quant.gptq(w, hessian(x), 4, 128)
+    assert torch.allclose(ours, gptq_upstream(w, x, 4, 128), atol=1e-5)
     truth = x @ w.T
-    assert harness.rel_error(x @ ours.T, truth) < harness.rel_error(
-        x @ quant.rtn(w, 4, 128).T, truth
-    )
+    assert rel_error(x @ ours.T, truth) < rel_error(x @ quant.rtn(w, 4, 128).T, truth)
 
 
 def test_awq_matches_upstream():
-    x = harness.correlated_inputs(1024, 256)
+    x = correlated_inputs(1024, 256)
     w = torch.randn(128, 256, generator=torch.Generator().manual_seed(1))
-    assert torch.equal(quant.rtn(w, 4, 128), harness.awq_pseudo_quantize(w, 4, 128))
+    assert torch.equal(quant.rtn(w, 4, 128), awq_pseudo_quantize(w, 4, 128))
     s, _ = quant.awq_search(w, x, 4, 128)
-    assert torch.allclose(s, harness.awq_upstream_scales(w, x, 4, 128))
+    assert torch.allclose(s, awq_upstream_scales(w, x, 4, 128))
 
 
 def test_smoothquant_is_exact_and_matches_upstream():
-    x = harness.outlier_activations(128, 256, outliers=(3, 100)).double()
+    x = outlier_activations(128, 256, outliers=(3, 100)).double()
     w = torch.randn(64, 256, dtype=torch.float64) * 0.02
     s = quant.smoothquant(x.abs().amax(0), w)
     assert torch.allclose((x / s) @ (w * s).T, x @ w.T, rtol=1e-12, atol=1e-12)
     assert torch.allclose(
-        s.float(), harness.smoothquant_upstream(x.abs().amax(0).float(), w.float()), rtol=1e-5
+        s.float(), smoothquant_upstream(x.abs().amax(0).float(), w.float()), rtol=1e-5
     )
 
 
 def test_storage_bits_match_real_tensors():
-    mx = harness.torch_mx_utils()
+    mx = torch_mx_utils()
     x = torch.randn(128, 512)
     assert (
         8 * sum(t.nbytes for t in mx.to_mxfp4(x)) / x.numel()

@@ -11,21 +11,34 @@ from __future__ import annotations
 import pytest
 import torch
 from atlas.labkit import run_ranks
+from atlas.labkit.checks.pytorch.allocator import header_constants
+from atlas.labkit.checks.pytorch.autograd import executed_nodes, mlp_block, plain_rms_norm
+from atlas.labkit.checks.pytorch.common import dynamo_compiles
+from atlas.labkit.checks.pytorch.distributed import collectives_match, mesh_and_dtensor
+from atlas.labkit.checks.pytorch.problems import SwiGLU, measured_saved_bytes
+from atlas.labkit.checks.pytorch.streams import side_stream_reuse
+from atlas.labkit.checks.pytorch.tensors import (
+    layout_of,
+    layout_predictions_match,
+    matmul_copy_table,
+    random_matmul_trials,
+    random_view_trials,
+)
 from atlas.labkit.pytorch import allocator as A
 from atlas.labkit.pytorch import autograd as ag
 from atlas.labkit.pytorch import compile as comp
-from atlas.labkit.pytorch import dist, harness, layout, streams
+from atlas.labkit.pytorch import dist, layout, streams
 from atlas.labkit.pytorch.dispatch import DecoderLayer, OpLog
 
 # -- tensors and layout ------------------------------------------------------------------------
 
 
 def test_view_layouts_equal_torch():
-    assert all(harness.layout_predictions_match().values())
+    assert all(layout_predictions_match().values())
 
 
 def test_random_views_and_reshapes_agree_with_torch():
-    out = harness.random_view_trials(300, seed=5)
+    out = random_view_trials(300, seed=5)
     assert out["chains"] == out["chain_layouts_equal"] == out["view_decisions_equal"] == 300
 
 
@@ -37,12 +50,12 @@ def test_strides_formulas():
         == x.to(memory_format=torch.channels_last).stride()
     )
     for t in (x, x.transpose(1, 2), x[:, :1], x[:1], x[:, 1], x[..., :1], x.expand(2, 3, 5, 7)):
-        assert layout.is_contiguous(harness.layout_of(t)) == t.is_contiguous()
+        assert layout.is_contiguous(layout_of(t)) == t.is_contiguous()
 
 
 def test_matmul_copies_match_profiler():
-    assert all(p == m for _, p, m in harness.matmul_copy_table())
-    assert harness.random_matmul_trials(60, seed=2) == (60, 60)
+    assert all(p == m for _, p, m in matmul_copy_table())
+    assert random_matmul_trials(60, seed=2) == (60, 60)
 
 
 # -- autograd ----------------------------------------------------------------------------------
@@ -57,7 +70,7 @@ def test_rms_norm_function_gradcheck_and_saves_less():
     with ours:
         ag.rms_norm(x, w)
     with plain:
-        harness.plain_rms_norm(x, w)
+        plain_rms_norm(x, w)
     assert ours.saved_bytes() == 5 * 8 * 8 + 5 * 8
     assert plain.saved_bytes() == 2 * 5 * 8 * 8 + 5 * 8
 
@@ -65,24 +78,24 @@ def test_rms_norm_function_gradcheck_and_saves_less():
 def test_graph_walk_equals_executed_nodes():
     x = torch.randn(4, 6, requires_grad=True)
     out = (torch.tanh(x) * x.sigmoid()).sum()
-    assert set(ag.graph_nodes(out)) == harness.executed_nodes(out)
+    assert set(ag.graph_nodes(out)) == executed_nodes(out)
 
 
 @pytest.mark.parametrize("checkpointed", [False, True])
 def test_saved_bytes_formulas(checkpointed):
     x = torch.randn(12, 16, requires_grad=True)
-    mlp = harness.mlp_block(16, 40)
-    assert harness.measured_saved_bytes(mlp, x, checkpointed) == ag.mlp_saved_bytes(
+    mlp = mlp_block(16, 40)
+    assert measured_saved_bytes(mlp, x, checkpointed) == ag.mlp_saved_bytes(
         12, 16, 40, 4, checkpointed
     )
-    swiglu = harness.SwiGLU(16, 40)
-    assert harness.measured_saved_bytes(swiglu, x, checkpointed) == ag.swiglu_saved_bytes(
+    swiglu = SwiGLU(16, 40)
+    assert measured_saved_bytes(swiglu, x, checkpointed) == ag.swiglu_saved_bytes(
         12, 16, 40, 4, checkpointed
     )
 
 
 def test_retain_graph_keeps_saved_tensors():
-    block, x = harness.mlp_block(8, 16), torch.randn(3, 8, requires_grad=True)
+    block, x = mlp_block(8, 16), torch.randn(3, 8, requires_grad=True)
     ledger = ag.SavedTensorLedger(block.parameters())
     with ledger:
         loss = block(x).sum()
@@ -112,12 +125,12 @@ def test_shard_sizes_and_mesh_groups():
 
 
 def test_collectives_on_gloo():
-    results = run_ranks(harness.collectives_match, 4)
+    results = run_ranks(collectives_match, 4)
     assert all(all(r.values()) for r in results)
 
 
 def test_dtensor_against_reference():
-    out = run_ranks(harness.mesh_and_dtensor, 4)
+    out = run_ranks(mesh_and_dtensor, 4)
     assert [o["local_rows"] for o in out] == dist.shard_sizes(10, 4)
     for change, (counts, same) in out[0]["comms"].items():
         src, dst = change.split("->")
@@ -141,9 +154,9 @@ def test_overlap_closed_form(n, c, m):
 
 
 def test_record_stream_prevents_the_race():
-    assert harness.side_stream_reuse("nothing")["races"]
-    assert not harness.side_stream_reuse("record_stream")["races"]
-    assert not harness.side_stream_reuse("wait_stream")["races"]
+    assert side_stream_reuse("nothing")["races"]
+    assert not side_stream_reuse("record_stream")["races"]
+    assert not side_stream_reuse("wait_stream")["races"]
 
 
 def test_graph_replay_matches_eager_and_refuses_sync():
@@ -187,14 +200,14 @@ def test_guard_model_matches_dynamo():
     for args in calls:
         running += model.call(*args)
         predicted.append(running)
-    assert predicted == harness.dynamo_compiles(calls)
+    assert predicted == dynamo_compiles(calls)
 
 
 # -- the allocator -------------------------------------------------------------------------------
 
 
 def test_constants_match_header():
-    assert harness.header_constants() == {
+    assert header_constants() == {
         "kSmallBuffer": A.SMALL_BUFFER,
         "kMinBlockSize": A.MIN_BLOCK,
         "kSmallSize": A.SMALL_SIZE,

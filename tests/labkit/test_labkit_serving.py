@@ -7,18 +7,18 @@ import sys
 
 import pytest
 import torch
-from atlas.labkit.harness import causal_attention
-from atlas.labkit.serving.block_allocator import BlockAllocator, OutOfBlocks
-from atlas.labkit.serving.harness import (
+from atlas.labkit.checks.common.attention import causal_attention
+from atlas.labkit.checks.serving.common import SchedulerConfig, load_scheduler, synthetic_trace
+from atlas.labkit.checks.serving.paged_attention import paged_equals_dense, parallel_sampling_demo
+from atlas.labkit.checks.serving.prefix_caching import (
     Request,
     chat_trace,
-    nanovllm,
-    paged_equals_dense,
-    parallel_sampling_demo,
+    load_block_manager,
     run_block_cache,
     run_radix_cache,
-    synthetic_trace,
 )
+from atlas.labkit.pinned import UpstreamUnavailable
+from atlas.labkit.serving.block_allocator import BlockAllocator, OutOfBlocks
 from atlas.labkit.serving.models import LLAMA_3_8B, QWEN3_0_6B, kv_ledger
 from atlas.labkit.serving.paged_attention import (
     PagedKVCache,
@@ -260,21 +260,19 @@ def test_loader_runs_modules_from_git_objects(tmp_path, monkeypatch) -> None:  #
     monkeypatch.setenv(
         "ATLAS_UPSTREAMS_ROOT", str(stores_dir(tmp_path / "stores", {"nano-vllm": repo}))
     )
-    ns = nanovllm.load_block_manager(book)
+    ns = load_block_manager(book)
     assert ns.label == f"nano-vllm@{repo.head[:7]}"
     assert ns.BlockManager.seq is ns.Sequence and ns.Sequence.params is ns.SamplingParams
     assert "nanovllm" not in sys.modules and "nanovllm.engine.sequence" not in sys.modules
-    sched = nanovllm.load_scheduler(book)
-    assert sched.Scheduler(nanovllm.SchedulerConfig(max_num_seqs=3)).n == 3
+    sched = load_scheduler(book)
+    assert sched.Scheduler(SchedulerConfig(max_num_seqs=3)).n == 3
 
 
-def test_loader_skips_visibly_without_objects(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_loader_skips_visibly_without_objects(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     _, book = _fixture_book(tmp_path, FAKE_FILES)
     monkeypatch.setenv("ATLAS_UPSTREAMS_ROOT", str(tmp_path / "nowhere"))
-    with pytest.raises(nanovllm.UpstreamUnavailable, match="make upstreams"):
-        nanovllm.load_block_manager(book)
-    assert nanovllm.load_or_skip(lambda: nanovllm.load_block_manager(book)) is None
-    assert capsys.readouterr().out.startswith("SKIPPED: nano-vllm at its pin")
+    with pytest.raises(UpstreamUnavailable, match="make upstreams"):
+        load_block_manager(book)
 
 
 def test_loader_names_a_missing_file(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -283,8 +281,8 @@ def test_loader_names_a_missing_file(tmp_path, monkeypatch) -> None:  # type: ig
     monkeypatch.setenv(
         "ATLAS_UPSTREAMS_ROOT", str(stores_dir(tmp_path / "stores", {"nano-vllm": repo}))
     )
-    with pytest.raises(nanovllm.UpstreamUnavailable, match="block_manager.py"):
-        nanovllm.load_block_manager(book)
+    with pytest.raises(UpstreamUnavailable, match="block_manager.py"):
+        load_block_manager(book)
 
 
 def test_one_causal_attention_reference_for_every_shape() -> None:
@@ -305,7 +303,7 @@ def test_one_causal_attention_reference_for_every_shape() -> None:
 def test_unavailable_upstream_is_a_skip_for_runners_that_honour_it() -> None:
     import unittest
 
-    assert issubclass(nanovllm.UpstreamUnavailable, unittest.SkipTest)
+    assert issubclass(UpstreamUnavailable, unittest.SkipTest)
 
 
 @pytest.mark.parametrize("policy", ["continuous", "chunked"])
@@ -323,7 +321,7 @@ def test_every_step_respects_the_budget_and_the_sequence_cap(policy: str) -> Non
 
 
 def test_step_flops_equal_the_flop_counter() -> None:
-    from atlas.labkit.serving.harness import TINY, measured_step_flops
+    from atlas.labkit.checks.serving.index import TINY, measured_step_flops
     from atlas.labkit.serving.roofline import step_cost
 
     for chunks in ([(0, 1)], [(4, 1)] * 2, [(0, 6)], [(8, 3), (2, 1)]):
@@ -331,10 +329,9 @@ def test_step_flops_equal_the_flop_counter() -> None:
 
 
 def test_static_and_chunked_policies_meet_their_closed_forms() -> None:
-    from atlas.labkit.serving.harness import (
-        chunked_ttft_closed_form,
+    from atlas.labkit.checks.serving.common import chunked_ttft_closed_form, synthetic_trace
+    from atlas.labkit.checks.serving.scheduler import (
         static_closed_form,
-        synthetic_trace,
         tokens_conserved,
         unit_steps,
     )
@@ -354,7 +351,11 @@ def test_static_and_chunked_policies_meet_their_closed_forms() -> None:
 
 
 def test_block_cache_equals_the_radix_closed_form() -> None:
-    from atlas.labkit.serving.harness import block_hits_closed_form, chat_trace, run_block_cache
+    from atlas.labkit.checks.serving.prefix_caching import (
+        block_hits_closed_form,
+        chat_trace,
+        run_block_cache,
+    )
 
     trace = chat_trace(conversations=6, turns=3, system_prompts=2, system_len=100, seed=1)
     for b in (16, 64):
@@ -362,11 +363,11 @@ def test_block_cache_equals_the_radix_closed_form() -> None:
 
 
 def test_allocator_slots_and_copy_on_write_closed_forms() -> None:
-    from atlas.labkit.serving.harness import (
+    from atlas.labkit.checks.serving.common import synthetic_trace
+    from atlas.labkit.checks.serving.paged_attention import (
         cow_closed_form,
         paged_slots,
         parallel_sampling_demo,
-        synthetic_trace,
     )
 
     trace = synthetic_trace(20, seed=2)
@@ -387,16 +388,16 @@ def test_graph_buckets_and_padding() -> None:
 
 
 def test_nanovllm_runner_agrees_when_objects_are_present() -> None:
+    from atlas.labkit.checks.serving import model_runner as nv_runner
     from atlas.labkit.serving.cuda_graphs import graph_batch_sizes, replay_size
-    from atlas.labkit.serving.harness import nanovllm as nv
 
     try:
-        ns = nv.load_model_runner()
-    except nv.UpstreamUnavailable as exc:
+        ns = nv_runner.load_model_runner()
+    except UpstreamUnavailable as exc:
         pytest.skip(str(exc))
     for tp in (1, 4):
         led = kv_ledger(LLAMA_3_8B, H100_SXM.memory_bytes, block_size=16, tp_size=tp)
-        got = nv.nanovllm_kv_blocks(
+        got = nv_runner.nanovllm_kv_blocks(
             ns,
             LLAMA_3_8B,
             gpu_bytes=H100_SXM.memory_bytes,
@@ -405,18 +406,19 @@ def test_nanovllm_runner_agrees_when_objects_are_present() -> None:
             tp_size=tp,
         )
         assert got["num_blocks"] == led.num_blocks and got["cache_bytes"] == led.cache_bytes
-    sizes, chosen = nv.nanovllm_graph_buckets(ns, QWEN3_0_6B, 64, list(range(1, 65)))
+    sizes, chosen = nv_runner.nanovllm_graph_buckets(ns, QWEN3_0_6B, 64, list(range(1, 65)))
     assert sizes == graph_batch_sizes(64)
     assert chosen == [replay_size(b, sizes) for b in range(1, 65)]
 
 
 def test_nanovllm_scheduler_without_prefix_cache_equals_the_simulator() -> None:
-    from atlas.labkit.serving.harness import nanovllm as nv
-    from atlas.labkit.serving.harness import synthetic_trace, unit_steps
+    from atlas.labkit.checks.serving import common as nv
+    from atlas.labkit.checks.serving.common import synthetic_trace
+    from atlas.labkit.checks.serving.scheduler import unit_steps
 
     try:
         ns = nv.load_scheduler()
-    except nv.UpstreamUnavailable as exc:
+    except UpstreamUnavailable as exc:
         pytest.skip(str(exc))
     trace = synthetic_trace(30, prompt_len=(100, 1200), output_len=(20, 200), seed=4)
     config = nv.SchedulerConfig(
@@ -430,7 +432,7 @@ def test_nanovllm_scheduler_without_prefix_cache_equals_the_simulator() -> None:
 
 
 def test_cache_aware_routing_keeps_the_single_replica_hits() -> None:
-    from atlas.labkit.serving.harness import chat_trace, routed_hits, run_block_cache
+    from atlas.labkit.checks.serving.prefix_caching import chat_trace, routed_hits, run_block_cache
     from atlas.labkit.serving.routing import route
 
     trace = chat_trace(conversations=9, turns=3, system_prompts=2, system_len=64, seed=3)
@@ -442,7 +444,7 @@ def test_cache_aware_routing_keeps_the_single_replica_hits() -> None:
 
 
 def test_salted_chains_share_nothing() -> None:
-    from atlas.labkit.serving.harness import Request, run_block_cache
+    from atlas.labkit.checks.serving.prefix_caching import Request, run_block_cache
 
     same = [Request(list(range(40)), [1, 2])] * 2
     assert run_block_cache(same, 100, 16, salts=[1, 2]).per_request == (0, 0)
@@ -450,8 +452,8 @@ def test_salted_chains_share_nothing() -> None:
 
 
 def test_relayout_and_transfer_plan() -> None:
+    from atlas.labkit.checks.serving.disaggregation import relayout_matches_dense
     from atlas.labkit.serving.disaggregation import transfer_plan
-    from atlas.labkit.serving.harness import relayout_matches_dense
 
     assert transfer_plan(8, 4, 2) == [
         (0, 0, range(0, 2)),
@@ -465,7 +467,7 @@ def test_relayout_and_transfer_plan() -> None:
 
 
 def test_disaggregated_latencies_at_zero_load() -> None:
-    from atlas.labkit.serving.harness import disaggregated_latencies
+    from atlas.labkit.checks.serving.disaggregation import disaggregated_latencies
     from atlas.labkit.serving.roofline import step_cost
 
     cost = roofline_cost(LLAMA_3_8B, H100_SXM)
@@ -480,7 +482,7 @@ def test_disaggregated_latencies_at_zero_load() -> None:
 
 
 def test_lora_and_structured_output() -> None:
-    from atlas.labkit.serving.harness import constrained_samples, lora_matches_merged
+    from atlas.labkit.checks.serving.production import constrained_samples, lora_matches_merged
     from atlas.labkit.serving.lora import lora_flops_overhead
     from atlas.labkit.serving.structured import DEAD, FINAL, read
 

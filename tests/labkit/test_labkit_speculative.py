@@ -6,9 +6,7 @@ import copy
 
 import pytest
 import torch
-from atlas.labkit.speculative import decode, engine, sampling, tree
-from atlas.labkit.speculative.harness import (
-    greedy_reference,
+from atlas.labkit.checks.speculative.acceptance import (
     markov_law,
     markov_pair,
     pair_with_acceptance,
@@ -16,6 +14,8 @@ from atlas.labkit.speculative.harness import (
     tv_bound,
     tv_to_law,
 )
+from atlas.labkit.checks.speculative.common import greedy_reference
+from atlas.labkit.speculative import decode, engine, sampling, tree
 from atlas.labkit.speculative.model import KVCache, TinyLM
 
 

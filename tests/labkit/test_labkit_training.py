@@ -18,18 +18,28 @@ import numpy
 import pytest
 import torch
 from atlas.labkit import run_ranks
-from atlas.labkit.registry.models import model
-from atlas.labkit.training import (
-    ckpt,
-    data,
-    flops,
-    harness,
-    loop,
-    memory,
-    mixed,
-    recompute,
-    stability,
+from atlas.labkit.checks.training.checkpoints import (
+    load_at_tp,
+    resume_run,
+    save_at_tp,
+    sharded_metadata_matches,
 )
+from atlas.labkit.checks.training.common import SavedBytes, tensor_bytes
+from atlas.labkit.checks.training.data import (
+    megatron_gpt_indices,
+    megatron_indexed,
+    megatron_sampler,
+)
+from atlas.labkit.checks.training.index import megatron_flops
+from atlas.labkit.checks.training.memory import megatron_memory, small_config_bytes
+from atlas.labkit.checks.training.mixed_precision import (
+    clip_matches_torch,
+    megatron_grad_scaler,
+    megatron_param_ranges,
+)
+from atlas.labkit.checks.training.stability import megatron_spike_test
+from atlas.labkit.registry.models import model
+from atlas.labkit.training import ckpt, data, flops, loop, memory, mixed, recompute, stability
 
 # ---------------------------------------------------------------------------------------------
 # loop and flops
@@ -50,14 +60,14 @@ def test_accumulated_microbatches_equal_one_batch():
     ow = torch.optim.SGD(w.parameters(), lr=0.1, momentum=0.9)
     for _ in range(3):
         loop.train_step(
-            a, oa, list(zip(x.chunk(4), y.chunk(4), strict=False)), torch.nn.functional.mse_loss
+            a, oa, list(zip(x.chunk(4), y.chunk(4), strict=True)), torch.nn.functional.mse_loss
         )
         ow.zero_grad()
         torch.nn.functional.mse_loss(w(x), y).backward()
         ow.step()
     assert all(
         torch.allclose(p, q, rtol=0, atol=1e-12)
-        for p, q in zip(a.parameters(), w.parameters(), strict=False)
+        for p, q in zip(a.parameters(), w.parameters(), strict=True)
     )
 
 
@@ -72,7 +82,7 @@ def test_flops_terms_and_six_n():
 
 def test_flops_equal_megatron():
     m = model("llama-3.1-70b")
-    assert flops.training_flops(m, 4096, 3)["total"] == harness.megatron_flops(m, 4096, 3)
+    assert flops.training_flops(m, 4096, 3)["total"] == megatron_flops(m, 4096, 3)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -90,7 +100,7 @@ def test_scaler_hand_trace():
 
 
 def test_scaler_equals_megatron():
-    theirs = harness.megatron_grad_scaler()(2.0**16, 1.0, 2.0, 0.5, 7, 3)
+    theirs = megatron_grad_scaler()(2.0**16, 1.0, 2.0, 0.5, 7, 3)
     ours = mixed.DynamicLossScaler(2.0**16, 1.0, 2.0, 0.5, 7, 3)
     rng = random.Random(1)
     for _ in range(300):
@@ -115,7 +125,7 @@ def test_main_params_equal_fp32_adam_and_bytes_are_18():
         (ref * c.float()).sum().backward()
         ref_opt.step()
     assert torch.equal(opt.main_params[0], ref.detach())
-    held = sum(harness.tensor_bytes(v) for v in opt.state_tensors().values())
+    held = sum(tensor_bytes(v) for v in opt.state_tensors().values())
     assert held == 100 * mixed.bytes_per_param(2, 4) == 1800
 
 
@@ -144,8 +154,8 @@ def test_shard_ranges_cover_each_element_once_and_equal_megatron():
             for pr in ranges:
                 if pr is not None:
                     owner[pr.world[0] : pr.world[1]] += 1
-            theirs = harness.megatron_param_ranges(numels, dp, r)
-            for o, t in zip(ranges, theirs, strict=False):
+            theirs = megatron_param_ranges(numels, dp, r)
+            for o, t in zip(ranges, theirs, strict=True):
                 assert (o is None and t is None) or (o.world, o.local, o.param) == (
                     t["gbuf_world"],
                     t["gbuf_local"],
@@ -155,7 +165,7 @@ def test_shard_ranges_cover_each_element_once_and_equal_megatron():
 
 
 def test_clip_over_two_ranks_equals_torch():
-    ranks = run_ranks(harness.clip_matches_torch, 2, 5, 1.0)
+    ranks = run_ranks(clip_matches_torch, 2, 5, 1.0)
     assert all(r["norm_matches"] and r["clipped_matches"] for r in ranks)
 
 
@@ -172,7 +182,7 @@ def _run(mode, chunk=1, offload=False):
     ctx = (
         recompute.OffloadSavedTensors(params=tuple(stack.parameters()))
         if offload
-        else harness.SavedBytes(stack.parameters())
+        else SavedBytes(stack.parameters())
     )
     with ctx:
         y = recompute.stack_forward(stack, x, mode, chunk=chunk)
@@ -218,9 +228,9 @@ def test_offload_moves_the_saved_bytes_and_keeps_gradients():
 
 @pytest.mark.parametrize("use_async", [False, True])
 def test_save_tp2_load_tp4_and_tp1(tmp_path, use_async):
-    run_ranks(harness.save_at_tp, 2, str(tmp_path), 3, use_async)
+    run_ranks(save_at_tp, 2, str(tmp_path), 3, use_async)
     for tp in (4, 1):
-        loaded = run_ranks(harness.load_at_tp, tp, str(tmp_path), 3)
+        loaded = run_ranks(load_at_tp, tp, str(tmp_path), 3)
         assert all(r["slices_equal"] and r["output_matches_dense"] for r in loaded)
 
 
@@ -233,19 +243,19 @@ def test_incomplete_checkpoint_is_rejected(tmp_path):
 
 
 def test_sharded_metadata_equals_megatron():
-    assert all(harness.sharded_metadata_matches(2)) and all(harness.sharded_metadata_matches(4))
+    assert all(sharded_metadata_matches(2)) and all(sharded_metadata_matches(4))
 
 
 def test_resume_is_exact_and_needs_rng_and_position():
-    full = harness.resume_run(8)
-    stopped = harness.resume_run(8, stop_at=3)
-    assert torch.equal(harness.resume_run(8, state=stopped["state"])["params"], full["params"])
+    full = resume_run(8)
+    stopped = resume_run(8, stop_at=3)
+    assert torch.equal(resume_run(8, state=stopped["state"])["params"], full["params"])
     bad = copy.deepcopy(stopped["state"])
     bad["consumed_samples"] = 0
-    assert not torch.equal(harness.resume_run(8, state=bad)["params"], full["params"])
+    assert not torch.equal(resume_run(8, state=bad)["params"], full["params"])
     bad = copy.deepcopy(stopped["state"])
     bad["rng"]["torch"] = torch.Generator().manual_seed(7).get_state()
-    assert not torch.equal(harness.resume_run(8, state=bad)["params"], full["params"])
+    assert not torch.equal(resume_run(8, state=bad)["params"], full["params"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,7 +276,7 @@ def test_indexed_roundtrip_and_megatron_bytes(corpus):
     docs, r, tmp = corpus
     assert all(numpy.array_equal(r.get(i), d) for i, d in enumerate(docs))
     assert numpy.array_equal(r.get(3, offset=1, length=2), docs[3][1:3])
-    M = harness.megatron_indexed()
+    M = megatron_indexed()
     b = M.IndexedDatasetBuilder(str(tmp / "m.bin"), dtype=numpy.uint16)
     for d in docs:
         b.add_item(torch.tensor(d))
@@ -284,9 +294,7 @@ def test_samples_are_the_stream_and_equal_megatron(corpus, n):
     for i, j in enumerate(s.shuffle_idx.tolist()):
         assert numpy.array_equal(s[i], stream[16 * j : 16 * j + 17])
     for a, b in zip(
-        (s.doc_index, s.sample_idx, s.shuffle_idx),
-        harness.megatron_gpt_indices(r, 16, n, 5),
-        strict=False,
+        (s.doc_index, s.sample_idx, s.shuffle_idx), megatron_gpt_indices(r, 16, n, 5), strict=True
     ):
         assert numpy.array_equal(a, b)
 
@@ -312,7 +320,7 @@ def test_blend_prefixes_stay_within_one_sample():
 def test_sampler_resume_and_megatron():
     whole = list(data.PretrainingSampler(64, 0, 2, 1, 2))
     assert list(data.PretrainingSampler(64, 12, 2, 1, 2)) == whole[3:]
-    S = harness.megatron_sampler()
+    S = megatron_sampler()
     for c in (0, 8, 20):
         for dp in (1, 2, 4):
             for k in range(dp):
@@ -325,7 +333,7 @@ def test_sampler_resume_and_megatron():
 
 
 def test_memory_model_equals_allocated_bytes():
-    held = harness.small_config_bytes(32, 2, 32, 4, 2, "selective")
+    held = small_config_bytes(32, 2, 32, 4, 2, "selective")
     assert held["state"] == memory.state_bytes(held["params"], memory.Layout())
     assert held["activations"] == 2 * memory.layer_activation_bytes(
         32, 2, 32, 4, 128, recompute="selective", norm_stats=True
@@ -335,7 +343,7 @@ def test_memory_model_equals_allocated_bytes():
 def test_memory_model_equals_megatron():
     m = model("llama-3.1-70b")
     for lay in (memory.Layout(tp=8, pp=1, dp=8), memory.Layout(tp=4, pp=4, dp=4)):
-        w, act = harness.megatron_memory(m, lay, 4096, 1, 8)
+        w, act = megatron_memory(m, lay, 4096, 1, 8)
         assert memory.state_bytes(memory.params_on_first_stage(m, lay), lay) == pytest.approx(
             w, rel=1e-5
         )
@@ -358,7 +366,7 @@ def test_spike_detector_equals_megatron():
     rng = random.Random(3)
     values = [2.0 + rng.random() for _ in range(60)] + [30.0, float("nan"), 2.5, 100.0]
     ours = stability.SpikeDetector(threshold=10.0, num_samples=50)
-    theirs = harness.megatron_spike_test(10.0, 50)
+    theirs = megatron_spike_test(10.0, 50)
     flags = [ours(v) for v in values]
     assert flags == [theirs(v) for v in values]
     assert [i for i, f in enumerate(flags) if f] == [60, 63]

@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from atlas.labkit.registry import hardware, models
-from atlas.labkit.registry.models import (
-    FIELDS,
-    MODELS,
-    kv_bytes,
-    kv_bytes_per_token,
-    model,
-    params_active,
-    params_total,
-    source_of,
-)
+from atlas.labkit.models.counting import kv_bytes, kv_bytes_per_token, params_active, params_total
+from atlas.labkit.registry import hardware, schema
+from atlas.labkit.registry.models import MODELS, model
+from atlas.labkit.registry.schema import FIELDS, source_of
 
 
 @pytest.mark.parametrize("name", list(MODELS))
@@ -71,7 +64,7 @@ def test_gpus_present():
 
 @pytest.mark.parametrize("name", [n for n, m in MODELS.items() if m.reported])
 def test_derived_counts_agree_with_reports(name):
-    from atlas.labkit.models.harness import agreement
+    from atlas.labkit.checks.models.common import agreement
 
     a = agreement(model(name))
     assert a.total_ok, (a.total, a.total_reported)
@@ -90,8 +83,8 @@ def test_published_figures_spot_checks():
 
 @pytest.mark.parametrize("name", ["llama-3.1-8b", "deepseek-v3", "gpt-oss-120b", "gemma-3-27b"])
 def test_meta_modules_have_the_counted_parameters(name):
-    from atlas.labkit.models.harness import count_by_building
-    from atlas.labkit.registry.models import vision_params
+    from atlas.labkit.checks.models.counting import count_by_building
+    from atlas.labkit.models.counting import vision_params
 
     m = model(name)
     assert count_by_building(m) == params_total(m) - vision_params(m.vision, m.hidden)
@@ -99,8 +92,8 @@ def test_meta_modules_have_the_counted_parameters(name):
 
 @pytest.mark.parametrize("name", ["llama-2-7b", "deepseek-v3", "gpt-oss-120b", "qwen3-235b-a22b"])
 def test_flop_counter_matches_decode_formula_and_cache_bytes(name):
-    from atlas.labkit.models.harness import run_tokens, scaled_down
-    from atlas.labkit.registry.models import flops_per_token
+    from atlas.labkit.checks.models.counting import run_tokens, scaled_down
+    from atlas.labkit.models.counting import flops_per_token
 
     m = scaled_down(name, layers=3)
     run = run_tokens(m, 9)
@@ -117,12 +110,13 @@ def test_hardware_sources_cover_the_headline_figures():
 
 
 def test_parse_count_rounding():
-    assert models.parse_count("116.83B") == (116.83e9, 0.005e9)
-    assert models.parse_count("1.04T")[0] == 1.04e12
+    assert schema.parse_count("116.83B") == (116.83e9, 0.005e9)
+    assert schema.parse_count("1.04T")[0] == 1.04e12
 
 
 def test_count_by_building_equals_the_full_build():
-    from atlas.labkit.models.harness import build, count_by_building, count_tensors
+    from atlas.labkit.checks.models.common import build
+    from atlas.labkit.checks.models.counting import count_by_building, count_tensors
 
     for name in ("llama-3.1-8b", "gpt-oss-20b", "gemma-3-27b", "mixtral-8x7b"):
         m = model(name)
@@ -130,7 +124,8 @@ def test_count_by_building_equals_the_full_build():
 
 
 def test_registry_matches_slime_scripts_at_the_pin():
-    from atlas.labkit.models.harness import SLIME_SCRIPTS, UpstreamUnavailable, registry_vs_slime
+    from atlas.labkit.checks.models.index import SLIME_SCRIPTS, registry_vs_slime
+    from atlas.labkit.pinned import UpstreamUnavailable
 
     try:
         diffs = {name: registry_vs_slime(name) for name in SLIME_SCRIPTS}
@@ -141,8 +136,8 @@ def test_registry_matches_slime_scripts_at_the_pin():
 
 @pytest.mark.parametrize("name", ["llama-3.1-8b", "gpt-oss-120b", "gemma-3-27b"])
 def test_causal_prefill_is_the_mean_of_the_decode_steps(name):
-    from atlas.labkit.models.harness import run_tokens, scaled_down
-    from atlas.labkit.registry.models import flops_per_token
+    from atlas.labkit.checks.models.counting import run_tokens, scaled_down
+    from atlas.labkit.models.counting import flops_per_token
 
     m = scaled_down(name, layers=3)
     run = run_tokens(m, 10)

@@ -252,7 +252,7 @@ def test_each_page_with_labs_gets_a_runnable_file_linked_from_its_labs(teach_boo
     assert sorted(p.relative_to(out / "_labs").as_posix() for p in (out / "_labs").rglob("*.py"))
     assert (out / "_labs" / "shown.py").is_file()
     assert 'href="_labs/shown.py">shown.py</a>' in page(app, "shown")
-    assert 'harness: <a class="reference external" href="_labkit/demo/harness.py">' in page(
+    assert 'checks: <a class="reference external" href="_labkit/demo/harness.py">' in page(
         app, "shown"
     )
     proc = run_file(out / "_labs" / "shown.py", src)

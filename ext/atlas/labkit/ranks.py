@@ -7,6 +7,13 @@ running at the same time (``sphinx-build -j 2``) can never rendezvous with each 
 
 Every rank is killed when the caller dies (``PR_SET_PDEATHSIG``) or when ``timeout`` passes, so a
 rank stuck in a collective never outlives its lab.
+
+A rank that raises ``unittest.SkipTest`` (the labkit's
+:class:`~atlas.labkit.pinned.UpstreamUnavailable` when an upstream's objects are absent) makes
+:func:`run_ranks` raise :class:`RankSkipped`, itself a ``SkipTest``: the lab is skipped with the
+rank's reason, as it would be in one process, instead of failing with a remote traceback.
+
+:func:`in_sequence` runs several rank functions in one start of the ranks.
 """
 
 from __future__ import annotations
@@ -22,15 +29,19 @@ import sys
 import tempfile
 import time
 import traceback
+import unittest
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from atlas.processes import describe_exit, die_with_parent, kill, seed_everything, siginfo_exit_code
 
-__all__ = ["RankCrashed", "RankError", "RankTimeout", "run_ranks"]
+__all__ = ["RankCrashed", "RankError", "RankSkipped", "RankTimeout", "in_sequence", "run_ranks"]
 
-_HEADER = struct.Struct("!?dQ")  # ok flag, CLOCK_MONOTONIC when it finished, payload length
+ROLE = "support"
+
+_HEADER = struct.Struct("!BdQ")  # outcome, CLOCK_MONOTONIC when it finished, payload length
+_RAISED, _OK, _SKIPPED = 0, 1, 2  # the outcomes
 _RETURNED = b"R"  # sent when fn has returned, before the final barrier
 _GRACE = 0.5  # after a failure, how long to wait for an earlier one from another rank
 
@@ -53,6 +64,23 @@ class RankCrashed(RankError):
 
 class RankTimeout(RankError):
     """Some ranks had not finished when the timeout passed; all ranks were killed."""
+
+
+class RankSkipped(RankError, unittest.SkipTest):
+    """A rank raised ``unittest.SkipTest`` (an upstream's objects are absent here): the lab
+    cannot run on this machine, and is skipped with the rank's reason."""
+
+
+def in_sequence(
+    rank: int, world_size: int, calls: list[tuple[Callable[..., Any], ...]]
+) -> list[Any]:
+    """Run several rank functions one after another in the same process group.
+
+    ``run_ranks(in_sequence, 4, [(f, "a"), (f, "b")])`` returns, for each rank, the list
+    ``[f(rank, 4, "a"), f(rank, 4, "b")]``: one start of the ranks (fork, rendezvous) for a
+    lab that runs several checks.
+    """
+    return [fn(rank, world_size, *args) for fn, *args in calls]
 
 
 def _import_before_fork() -> None:
@@ -122,7 +150,7 @@ def _rank_main(
     write_fd: int,
 ) -> None:
     """Body of a forked rank: set up, run ``fn``, send the pickled outcome, ``os._exit``."""
-    code, failed_at = 0, 0.0
+    code, failed_at, outcome = 0, 0.0, _OK
     try:
         die_with_parent()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -154,14 +182,16 @@ def _rank_main(
             dist.barrier()
         finally:
             dist.destroy_process_group()
-        payload, ok = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL), True
+        payload = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    except unittest.SkipTest as skip:  # the lab cannot run here: say why, do not fail
+        payload, outcome = pickle.dumps(str(skip) or "skipped by the lab"), _SKIPPED
     except BaseException as exc:  # noqa: BLE001 - everything is reported to the parent
         text = "".join(traceback.format_exception(exc))
-        payload, ok = pickle.dumps(text), False
+        payload, outcome = pickle.dumps(text), _RAISED
         code = 1
     try:
         _write_all(
-            write_fd, _HEADER.pack(ok, failed_at or time.monotonic(), len(payload)) + payload
+            write_fd, _HEADER.pack(outcome, failed_at or time.monotonic(), len(payload)) + payload
         )
         sys.stdout.flush()
         sys.stderr.flush()
@@ -229,9 +259,16 @@ def _collect(
     finally:
         selector.close()
     if failures:
-        # A rank that died is the likeliest cause (its peers then fail in collectives);
-        # otherwise the rank that raised first.
-        raise min(failures, key=lambda f: (not isinstance(f, RankCrashed), f.finished_at))
+        # A skip says the lab cannot run here, whatever its peers did next; then a rank that
+        # died is the likeliest cause (its peers fail in collectives); else the first to raise.
+        raise min(
+            failures,
+            key=lambda f: (
+                not isinstance(f, RankSkipped),
+                not isinstance(f, RankCrashed),
+                f.finished_at,
+            ),
+        )
     return [results[rank] for rank in range(world_size)]
 
 
@@ -240,11 +277,17 @@ def _decode(rank: int, world_size: int, data: bytearray, pid: int) -> Any:
     if data.startswith(_RETURNED):
         del data[: len(_RETURNED)]
     if len(data) >= _HEADER.size:
-        ok, finished_at, length = _HEADER.unpack_from(data)
+        outcome, finished_at, length = _HEADER.unpack_from(data)
         if len(data) == _HEADER.size + length:
             value = pickle.loads(bytes(data[_HEADER.size :]))
-            if ok:
+            if outcome == _OK:
                 return value
+            if outcome == _SKIPPED:
+                raise RankSkipped(
+                    f"rank {rank} of {world_size} skipped: {value}",
+                    rank=rank,
+                    finished_at=finished_at,
+                )
             error = RankError(
                 f"run_ranks: rank {rank} of {world_size} raised:\n{value}",
                 rank=rank,

@@ -94,7 +94,7 @@ def render_lab(
     links: list[nodes.Node] | None = None,
 ) -> nodes.container:
     """The rendered lab: title, transcript, problems, status line, then ``links`` (the page's
-    runnable file and the harness the lab uses, added by atlas.teach)."""
+    runnable file and the checks the lab uses, added by atlas.teach)."""
     if result is None:
         result = LabResult(LabStatus.NOT_RUN, message="not run")
     status = result.status.replace(" ", "-")

@@ -31,10 +31,10 @@ class RegistryCite:
 
 
 def registry_cites(registry: Path) -> list[RegistryCite]:
-    """Every ``cite:KEY`` written in the ``*.py`` files of ``registry`` (strings and comments),
-    in file and line order."""
+    """Every ``cite:KEY`` written in the ``*.py`` files of ``registry`` and its packages (the
+    model figures live in ``registry/models/<family>.py``), in file and line order."""
     found: list[RegistryCite] = []
-    for path in sorted(registry.glob("*.py")):
+    for path in sorted(registry.rglob("*.py")):
         for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             found.extend(
                 RegistryCite(path, number, m["key"])

@@ -8,7 +8,8 @@ Modules, one job each:
   rendered by :mod:`atlas.code.codeblocks` as upstream citations are);
 - ``problems``: the ``problem`` and ``solution`` directives and the book's problem index;
 - ``answers``: in the PDF, solutions gathered in an "Answers" section at each chapter's end;
-- ``taught``: the check that a lab's taught imports are shown on its page;
+- ``taught``: the roles of labkit code and the check that a lab's taught imports are shown
+  (on its page, an earlier page of its chapter, or another chapter's page, linked);
 - ``runnable``: one Python file per page that runs its labs as doctests (needing only the
   book's package, not Sphinx);
 - ``state``: what a build remembers per page (the pages with errors, re-read until fixed).
@@ -35,7 +36,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.teach import labcode, problems, runnable, taught
     from atlas.teach.answers import AnswersAtChapterEnd
     from atlas.teach.config import TeachConfig
-    from atlas.teach.state import TeachCollector, fail_on_wrong_quotes
+    from atlas.teach.state import ShownCollector, TeachCollector, fail_on_wrong_quotes
 
     app.setup_extension("sphinx_design")
     add_settings(app, TeachConfig)
@@ -54,11 +55,13 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_css_file("atlas-teach.css")
     app.connect("config-inited", _add_static)
     app.add_env_collector(TeachCollector)
+    app.add_env_collector(ShownCollector)
     app.connect("doctree-read", taught.check_page)
+    app.connect("env-updated", taught.judge)
     app.connect("doctree-resolved", labcode.resolve_links)
     app.connect("doctree-resolved", runnable.add_lab_links, priority=400)  # before atlas.labs
     app.connect("build-finished", labcode.copy_labkit)
     app.connect("build-finished", runnable.write_files)
     app.connect("build-finished", fail_on_wrong_quotes)
-    # env_version: bump when TeachState or ProblemsState change shape.
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}
+    # env_version: bump when TeachState, ShownState or ProblemsState change shape.
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 3}

@@ -20,6 +20,7 @@ from atlas.labs.imports import LABKIT, closure, lab_modules
 from atlas.labs.model import LabSpec
 
 OUTPUT_FOLDER = "_labs"
+ALLOW_SKIPS = "ATLAS_LABS_ALLOW_SKIPS"  # the environment variable that accepts skipped labs
 
 RUNNER = '''
 
@@ -34,8 +35,10 @@ class _Runner(doctest.DocTestRunner):
         super().report_unexpected_exception(out, test, example, exc_info)
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
     import torch
+
+    allow_skips = "--allow-skips" in argv or os.environ.get(ALLOW_SKIPS, "") not in ("", "0")
 
     module = types.ModuleType("__lab__")  # objects defined in labs pickle by reference
     sys.modules["__lab__"] = module
@@ -66,11 +69,18 @@ def main() -> int:
             print(f"ok    {title} ({seconds:.2f} s)")
             counts["passed"] += 1
     print(", ".join(f"{n} {word}" for word, n in counts.items()))
-    return 1 if counts["failed"] else 0
+    if counts["failed"]:
+        return 1
+    if counts["skipped"] and not allow_skips:
+        # A skipped lab checked nothing: say so in the status too, unless the caller said that
+        # skips are expected here (no GPU, no `make upstreams` yet).
+        print(f"some labs were skipped; pass --allow-skips or set {ALLOW_SKIPS}=1 to accept")
+        return 2
+    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
 '''
 
 
@@ -91,7 +101,12 @@ def needs_upstreams(specs: list[LabSpec], root: Path = LABKIT) -> bool:
 
 
 def render(
-    docname: str, title: str, page_path: str, specs: list[LabSpec], root: Path = LABKIT
+    docname: str,
+    title: str,
+    page_path: str,
+    specs: list[LabSpec],
+    root: Path = LABKIT,
+    shown_on: dict[str, str] | None = None,
 ) -> str:
     """The file's text for the labs of one page (``root``: the labkit folder they import from)."""
     upstream_note = ""
@@ -111,7 +126,9 @@ Run them at home, in a clone of the book:
 
 Each lab runs as doctests, in the page's order and in one namespace, as in the book's build
 (seeded, doctest's ELLIPSIS and NORMALIZE_WHITESPACE). A failure is reported with the page
-line of its example, and the script exits with status 1.
+line of its example, and the script exits with status 1. A lab that cannot run here (no GPU,
+upstream objects missing) is skipped with its reason, and the script then exits with status 2:
+a skipped lab checked nothing. Pass --allow-skips (or set {ALLOW_SKIPS}=1) to exit 0 then.
 {upstream_note}"""
 
 from __future__ import annotations
@@ -129,9 +146,14 @@ import unittest  # noqa: E402
 from atlas.processes import seed_everything  # noqa: E402 - the book's package, installed
 
 PAGE = {page_path!r}
+ALLOW_SKIPS = {ALLOW_SKIPS!r}  # set to 1 (or pass --allow-skips) to exit 0 when labs skipped
 # (title, first line in the page, needs, expect failure, the lab's doctest text)
 LABS = [
 '''
+    if shown_on:
+        # d2l's back-link: taught code these labs use is shown on the page named here.
+        head += "# Taught code these labs use, shown on another page of the book:\n"
+        head += "".join(f"#   {name}: {where}\n" for name, where in sorted(shown_on.items()))
     rows = []
     for spec in specs:
         rows.append(
@@ -152,12 +174,14 @@ def write_all(
     titles: dict[str, str],
     page_paths: dict[str, str],
     root: Path = LABKIT,
+    shown_on: dict[str, dict[str, str]] | None = None,
 ) -> list[Path]:
     """Write every page's file (only when its text changed: reproducible, incremental)."""
     written = []
     for docname in sorted(specs):
         title = titles.get(docname, docname)
-        text = render(docname, title, page_paths[docname], specs[docname], root)
+        backlinks = (shown_on or {}).get(docname)
+        text = render(docname, title, page_paths[docname], specs[docname], root, backlinks)
         path = outdir / file_name(docname)
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -167,10 +191,11 @@ def write_all(
 
 
 # -- Sphinx: the files and the links from every lab box -----------------------------------------
-def harness_files(spec: LabSpec, root: Path) -> list[str]:
-    """Labkit files (relative to ``root``) of the harness names this lab imports."""
+def check_files(spec: LabSpec, root: Path) -> list[str]:
+    """Labkit files (relative to ``root``) of the checking code this lab imports (names from
+    modules that declare ``ROLE = "check"``)."""
     from atlas.labs.imports import source_imports
-    from atlas.teach.taught import find_definition, is_harness
+    from atlas.teach.taught import find_definition, role_of
 
     found: set[str] = set()
     for example in spec.examples:
@@ -178,13 +203,13 @@ def harness_files(spec: LabSpec, root: Path) -> list[str]:
             if item.name is None:
                 continue
             definition = find_definition(item.module, item.name, root)
-            if definition is not None and is_harness(definition.module):
+            if definition is not None and role_of(definition.module, root) == "check":
                 found.add(definition.path)
     return sorted(found)
 
 
 def add_lab_links(app: Any, doctree: nodes.document, docname: str) -> None:
-    """HTML: under every lab, a link to the page's runnable file and to the harness it uses.
+    """HTML: under every lab, a link to the page's runnable file and to the checks it uses.
 
     Runs before atlas.labs renders the labs (which appends these nodes to each lab box).
     """
@@ -196,22 +221,35 @@ def add_lab_links(app: Any, doctree: nodes.document, docname: str) -> None:
 
     if app.builder.format != "html":
         return
+    from atlas.teach.state import shown_state
+
     root = labkit_root(app.env)
     page = app.builder.get_target_uri(docname)
+    links = shown_state(app.env).links.get(docname, {})
     for node in doctree.findall(lab_node):
         spec: LabSpec = node["spec"]
         para = nodes.paragraph(classes=["atlas-lab-links"])
         name = file_name(spec.docname)
         para += nodes.Text("Run at home: ")
         para += nodes.reference("", name.rsplit("/", 1)[-1], refuri=relative_uri(page, name))
-        harness = harness_files(spec, root)
-        if harness:
-            para += nodes.Text(" \u00b7 harness: ")
-            for i, path in enumerate(harness):
+        checks = check_files(spec, root)
+        if checks:
+            para += nodes.Text(" \u00b7 checks: ")
+            for i, path in enumerate(checks):
                 if i:
                     para += nodes.Text(", ")
                 uri = relative_uri(page, f"{LABKIT_FOLDER}/{path}")
                 para += nodes.reference("", path, refuri=uri)
+        shown_elsewhere = sorted(
+            (name, home) for (lab, name), home in links.items() if lab == spec.title
+        )
+        if shown_elsewhere:
+            para += nodes.Text(" \u00b7 shown on: ")
+            for i, (name, (other, _)) in enumerate(shown_elsewhere):
+                if i:
+                    para += nodes.Text(", ")
+                uri = app.builder.get_relative_uri(docname, other)
+                para += nodes.reference("", f"{name} ({other})", refuri=uri)
         node["atlas_links"] = [para]
 
 
@@ -224,8 +262,16 @@ def write_files(app: Any, exception: BaseException | None) -> None:
     env = app.env
     from atlas.labs.state import labs_state  # atlas.labs is loaded with atlas.teach
     from atlas.teach.config import labkit_root
+    from atlas.teach.state import shown_state
 
     specs: dict[str, list[LabSpec]] = labs_state(env).specs
     titles = {d: env.titles[d].astext() for d in specs if d in env.titles}
     paths = {d: os.path.relpath(env.doc2path(d), app.confdir) for d in specs}
-    write_all(Path(app.outdir), specs, titles, paths, labkit_root(app))
+    shown_on = {
+        docname: {
+            name: f"{os.path.relpath(env.doc2path(other), app.confdir)}, line {line}"
+            for (_, name), (other, line) in links.items()
+        }
+        for docname, links in shown_state(env).links.items()
+    }
+    write_all(Path(app.outdir), specs, titles, paths, labkit_root(app), shown_on)

@@ -28,6 +28,32 @@ def teach_state(env: BuildEnvironment) -> TeachState:
     return state_of(env, TeachState)
 
 
+@dataclass
+class ShownState(PageState):
+    """Where taught code is shown and used, kept apart from :class:`TeachState` because it holds
+    something for every page with a quote or a lab, not only the pages with errors.
+
+    Whether a page may use taught code it does not show depends on the other pages (is it shown
+    before, or in another chapter?), so each page records what it shows and what it uses
+    unshown, and the verdict is made once all pages are read (:func:`atlas.teach.taught.judge`).
+    """
+
+    # docname -> (labkit path, first line, last line, page line) of each labcode block
+    shown: dict[str, list[tuple[str, int, int, int]]] = field(default_factory=dict)
+    # docname -> the taught names its labs import and it does not show (atlas.teach.taught.Unshown)
+    borrowed: dict[str, list] = field(default_factory=dict)
+    # docname -> {(lab title, name): (docname that shows it, page line)}: the lab boxes' links
+    links: dict[str, dict[tuple[str, str], tuple[str, int]]] = field(default_factory=dict)
+
+
+def shown_state(env: BuildEnvironment) -> ShownState:
+    return state_of(env, ShownState)
+
+
+class ShownCollector(StateCollector):
+    state = ShownState
+
+
 class TeachCollector(StateCollector):
     state = TeachState
 

@@ -7,5 +7,7 @@ truncation and summarising compaction (``context``); a process sandbox built fro
 limits and a self-restrict-then-exec launcher (``sandbox``); environment pools for agentic RL
 rollouts (``envpool``); and the serving arithmetic of long multi-turn sessions (``sessions``).
 The labs' scripted models, synthetic sessions and checkers, and the readers of the upstreams'
-files at their pins, are the ``harness``.
+files at their pins, are the ``atlas.labkit.checks.agents``.
 """
+
+ROLE = "taught"

@@ -26,6 +26,8 @@ from typing import Any
 
 from atlas.labkit.agents.trajectory import Trajectory
 
+ROLE = "taught"
+
 _WORD = re.compile(r"\w+|[^\w\s]")
 MESSAGE_OVERHEAD = 4  # role and separator tokens of a chat template, per message
 
@@ -39,8 +41,10 @@ class ContextOverflow(RuntimeError):
 
 def tokenize(text: str) -> list[int]:
     """Token ids of ``text``: a stable 31-bit hash of each word or punctuation mark."""
-    return [int.from_bytes(hashlib.blake2b(w.encode(), digest_size=4).digest(), "little") >> 1
-            for w in _WORD.findall(text)]
+    return [
+        int.from_bytes(hashlib.blake2b(w.encode(), digest_size=4).digest(), "little") >> 1
+        for w in _WORD.findall(text)
+    ]
 
 
 def count_tokens(text: str) -> int:
@@ -137,7 +141,7 @@ def compact(
     units = steps(messages[1:])
     kept, tail = 0, 0
     for s, e in reversed(units):
-        size = sum(message_tokens(m) for m in messages[1 + s: 1 + e])
+        size = sum(message_tokens(m) for m in messages[1 + s : 1 + e])
         if kept and tail + size > retain:
             break
         kept, tail = kept + 1, tail + size
@@ -145,6 +149,6 @@ def compact(
     if not head:
         return False
     first, last = nodes[1 + head[0][0]][0], nodes[head[-1][1]][1]
-    summary = summarize(messages[1 + head[0][0]: 1 + head[-1][1]], summary_tokens)
+    summary = summarize(messages[1 + head[0][0] : 1 + head[-1][1]], summary_tokens)
     log.append("context/replace", first=first, last=last, summary=summary)
     return True

@@ -20,6 +20,8 @@ import random
 from collections import deque
 from dataclasses import dataclass
 
+ROLE = "taught"
+
 
 def demand_rate(workers: int, episode: float) -> float:
     """Environments per second that ``workers`` take when none of them ever waits."""

@@ -22,6 +22,8 @@ from typing import Any
 from atlas.labkit.agents.context import request_tokens
 from atlas.labkit.agents.trajectory import Trajectory
 
+ROLE = "taught"
+
 _TYPES: dict[str, Callable[[Any], bool]] = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
@@ -93,8 +95,10 @@ class ToolRegistry:
         self.tools[tool.name] = tool
 
     def schemas(self) -> list[dict[str, Any]]:
-        return [{"name": t.name, "description": t.description, "parameters": t.parameters}
-                for t in sorted(self.tools.values(), key=lambda t: t.name)]
+        return [
+            {"name": t.name, "description": t.description, "parameters": t.parameters}
+            for t in sorted(self.tools.values(), key=lambda t: t.name)
+        ]
 
     def dispatch(self, name: str, arguments: str) -> tuple[str, bool]:
         """Run one call from its raw JSON arguments: ``(content, is_error)``.
@@ -149,14 +153,31 @@ def run_turn(
         spent += request_tokens(request)
         reply = model(request)
         calls = reply.get("tool_calls", [])
-        log.append("assistant/message", turn=turn, step=step, content=reply.get("content", ""),
-                   tool_calls=calls)
+        log.append(
+            "assistant/message",
+            turn=turn,
+            step=step,
+            content=reply.get("content", ""),
+            tool_calls=calls,
+        )
         for call in calls:  # model order; DeepSeek Harness overlaps the safe ones
-            log.append("tool/call", turn=turn, step=step, call_id=call["id"],
-                       name=call["name"], arguments=call["arguments"])
+            log.append(
+                "tool/call",
+                turn=turn,
+                step=step,
+                call_id=call["id"],
+                name=call["name"],
+                arguments=call["arguments"],
+            )
             content, is_error = registry.dispatch(call["name"], call["arguments"])
-            log.append("tool/result", turn=turn, step=step, call_id=call["id"],
-                       content=content, is_error=is_error)
+            log.append(
+                "tool/result",
+                turn=turn,
+                step=step,
+                call_id=call["id"],
+                content=content,
+                is_error=is_error,
+            )
         log.append("step/end", turn=turn, step=step)
         if not calls:
             reason = "completed"

@@ -26,6 +26,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+ROLE = "taught"
+
 # The launcher, run as ``python -c LAUNCHER limits_json argv...``: restrict, then exec.
 LAUNCHER = """
 import json, os, resource, signal, sys
@@ -87,8 +89,9 @@ def run_confined(argv: list[str], limits: Limits, cwd: str | None = None) -> Out
     """Run ``argv`` under ``limits`` in a new process group and say how it ended."""
     start = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(confine(argv, limits), stdout=out, stderr=err, cwd=cwd,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            confine(argv, limits), stdout=out, stderr=err, cwd=cwd, start_new_session=True
+        )
         deadline = None if limits.wall_seconds is None else start + limits.wall_seconds
         timed_out = False
         while True:
@@ -117,5 +120,6 @@ def run_confined(argv: list[str], limits: Limits, cwd: str | None = None) -> Out
         verdict = "memory-limit"
     else:
         verdict = "ok" if code == 0 else "error"
-    return Outcome(code, verdict, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024,
-                   wall, stdout, stderr)
+    return Outcome(
+        code, verdict, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, wall, stdout, stderr
+    )

@@ -24,6 +24,8 @@ import random
 from collections import deque
 from dataclasses import dataclass
 
+ROLE = "taught"
+
 
 @dataclass(frozen=True)
 class Session:
@@ -143,5 +145,6 @@ def simulate_sessions(
                 steps += 1
                 latency += now - asked[s]
             push(now, "ask", s)
-    return SessionStats(busy / (slots * horizon), steps / horizon,
-                        latency / steps if steps else 0.0)
+    return SessionStats(
+        busy / (slots * horizon), steps / horizon, latency / steps if steps else 0.0
+    )

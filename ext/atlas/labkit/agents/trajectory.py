@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+ROLE = "taught"
+
 MESSAGE_EVENTS = ("user/message", "assistant/message", "tool/result")
 
 
@@ -70,8 +72,12 @@ def _message(e: dict[str, Any]) -> dict[str, Any]:
         return {"role": "user", "content": d["content"]}
     if e["type"] == "assistant/message":
         return {"role": "assistant", "content": d["content"], "tool_calls": d["tool_calls"]}
-    return {"role": "tool", "call_id": d["call_id"], "content": d["content"],
-            "is_error": d["is_error"]}
+    return {
+        "role": "tool",
+        "call_id": d["call_id"],
+        "content": d["content"],
+        "is_error": d["is_error"],
+    }
 
 
 def check(events: Iterable[dict[str, Any]]) -> list[str]:
@@ -165,12 +171,20 @@ def close_interrupted(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     for call_id, started in pending.items():
         if not started:  # providers reject an assistant call with no result: record one
-            add("tool/call", turn=open_turn, step=open_step, call_id=call_id, name="",
-                arguments="")
-        text = ("interrupted after it started; its outcome is unknown" if started
-                else "interrupted before it started; retry if still needed")
-        add("tool/result", turn=open_turn, step=open_step, call_id=call_id, content=text,
-            is_error=True)
+            add("tool/call", turn=open_turn, step=open_step, call_id=call_id, name="", arguments="")
+        text = (
+            "interrupted after it started; its outcome is unknown"
+            if started
+            else "interrupted before it started; retry if still needed"
+        )
+        add(
+            "tool/result",
+            turn=open_turn,
+            step=open_step,
+            call_id=call_id,
+            content=text,
+            is_error=True,
+        )
     if open_step is not None:
         add("step/end", turn=open_turn, step=open_step)
     add("turn/end", turn=open_turn, reason="interrupted")
@@ -190,8 +204,9 @@ class ReplayModel:
         prefix = Trajectory()
         for e in recorded.events:
             if e["type"] == "assistant/message":
-                self.answers.append({"content": e["data"]["content"],
-                                     "tool_calls": e["data"]["tool_calls"]})
+                self.answers.append(
+                    {"content": e["data"]["content"], "tool_calls": e["data"]["tool_calls"]}
+                )
                 self.histories.append(prefix.messages())
             prefix.events.append(e)
         self.calls = 0

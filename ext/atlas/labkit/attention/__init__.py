@@ -13,6 +13,8 @@ Taught modules (each shown on its page with the ``labcode`` directive):
 - :mod:`~atlas.labkit.attention.linear`: linear attention, gating and the delta rule in
   recurrent, parallel and chunkwise forms.
 
-:mod:`~atlas.labkit.attention.harness` holds what the labs need but the pages do not teach:
+:mod:`atlas.labkit.checks.attention` holds what the labs need but the pages do not teach:
 seeding, random inputs, and loaders that run upstream reference code at its pin.
 """
+
+ROLE = "taught"

@@ -7,6 +7,8 @@ Under a causal mask only the pairs a query may see count.
 
 from __future__ import annotations
 
+ROLE = "taught"
+
 
 def causal_pairs(m: int, n: int) -> int:
     """Query-key pairs a bottom-right causal mask keeps: row ``i`` sees ``i + n - m + 1`` keys."""

@@ -13,6 +13,8 @@ import torch
 
 from atlas.labkit.attention.flash import tiled_attention
 
+ROLE = "taught"
+
 
 def cu_seqlens(lengths: list[int]) -> torch.Tensor:
     """Prefix sums ``[0, l0, l0+l1, ...]`` of the sequence lengths."""

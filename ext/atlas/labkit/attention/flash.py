@@ -11,6 +11,8 @@ import math
 
 import torch
 
+ROLE = "taught"
+
 NEG_INF = float("-inf")
 
 

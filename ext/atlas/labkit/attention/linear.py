@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import torch
 
+ROLE = "taught"
+
 
 def _scale(q, scale):
     return q * (q.shape[-1] ** -0.5 if scale is None else scale)

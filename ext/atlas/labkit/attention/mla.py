@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import torch
 
+ROLE = "taught"
+
 
 def rope(x: torch.Tensor, pos: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
     """Rotary embedding of ``x`` ``[T, ..., d]`` at positions ``pos`` ``[T]``: each pair

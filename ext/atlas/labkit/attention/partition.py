@@ -13,6 +13,8 @@ import math
 
 import torch
 
+ROLE = "taught"
+
 
 def fa1_grid(batch: int, heads: int) -> int:
     """FlashAttention-1 launches one thread block per (batch, head)."""

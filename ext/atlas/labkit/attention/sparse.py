@@ -14,6 +14,8 @@ import torch
 
 from atlas.labkit.attention.flash import NEG_INF, online_softmax_step
 
+ROLE = "taught"
+
 
 def window_allowed(m: int, n: int, left: int = -1, right: int = -1, sinks: int = 0):
     """Boolean ``[M, N]``: which keys each query may see."""

@@ -1,4 +1,5 @@
-"""atlas.labkit.hpc: the code the HPC foundations chapter teaches, and its harness.
+"""atlas.labkit.hpc: the code the HPC foundations chapter teaches; its checks are in
+``atlas.labkit.checks.hpc``.
 
 Taught modules (each quoted on its page with the ``labcode`` directive):
 
@@ -15,6 +16,8 @@ Taught modules (each quoted on its page with the ``labcode`` directive):
 - :mod:`.failures`: the Young/Daly checkpoint interval and a simulated run with failures;
   stragglers.
 
-:mod:`.harness` holds what the labs need but the pages do not teach: FLOP and byte counters,
-the NCCL tree builder compiled from its source at the pin, the registry table.
+:mod:`atlas.labkit.checks.hpc` holds what the labs need but the pages do not teach: FLOP and byte
+counters, the NCCL tree builder compiled from its source at the pin, the registry table.
 """
+
+ROLE = "taught"

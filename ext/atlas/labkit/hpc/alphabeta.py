@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 from atlas.labkit.hpc.trees import dtree
 
+ROLE = "taught"
+
 
 # -- closed forms ----------------------------------------------------------------------------
 def ring_time(size: float, n: int, alpha: float, beta: float) -> float:
@@ -147,7 +149,8 @@ def tree_schedule(size: float, n: int, chunk: float) -> list[Message]:
         for nodes in trees:
             up: dict[int, int] = {}  # rank -> index of its reduce message
 
-            def reduce(r: int) -> None:
+            # The loop's values are bound as defaults: each tree gets its own closures.
+            def reduce(r: int, nodes: list = nodes, up: dict = up, nbytes: float = nbytes) -> None:
                 kids = [c for c in (nodes[r].down0, nodes[r].down1) if c != -1]
                 for c in kids:
                     reduce(c)
@@ -155,7 +158,9 @@ def tree_schedule(size: float, n: int, chunk: float) -> list[Message]:
                     msgs.append(Message(r, nodes[r].up, nbytes, [up[c] for c in kids]))
                     up[r] = len(msgs) - 1
 
-            def broadcast(r: int, got: list[int]) -> None:
+            def broadcast(
+                r: int, got: list[int], nodes: list = nodes, nbytes: float = nbytes
+            ) -> None:
                 for c in (nodes[r].down0, nodes[r].down1):
                     if c != -1:
                         msgs.append(Message(r, c, nbytes, got))

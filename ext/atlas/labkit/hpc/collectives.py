@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 import torch
 import torch.distributed as dist
 
+ROLE = "taught"
+
 
 @dataclass
 class Traffic:
@@ -42,9 +44,7 @@ class Traffic:
         return sum(b for dst, b in self.bytes_to.items() if self.node_of[dst] != self.node_of[me])
 
 
-def _exchange(
-    send: torch.Tensor, dst: int, recv: torch.Tensor, src: int, traffic: Traffic
-) -> None:
+def _exchange(send: torch.Tensor, dst: int, recv: torch.Tensor, src: int, traffic: Traffic) -> None:
     """Send ``send`` to ``dst`` while receiving ``recv`` from ``src`` (no deadlock in a ring)."""
     request = dist.isend(send.contiguous(), dst)
     dist.recv(recv, src)
@@ -52,9 +52,7 @@ def _exchange(
     traffic.sent(dst, send)
 
 
-def ring_reduce_scatter(
-    x: torch.Tensor, ranks: list[int], traffic: Traffic
-) -> list[torch.Tensor]:
+def ring_reduce_scatter(x: torch.Tensor, ranks: list[int], traffic: Traffic) -> list[torch.Tensor]:
     """Sum ``x`` over ``ranks``; on return, chunk ``i`` of the result is complete on ranks[i].
 
     ``x`` is split into ``n`` chunks (views: the reduction happens in place). At step ``s``
@@ -131,9 +129,7 @@ def halving_doubling_all_reduce(
     return x
 
 
-def two_level_all_reduce(
-    x: torch.Tensor, gpus_per_node: int, traffic: Traffic
-) -> torch.Tensor:
+def two_level_all_reduce(x: torch.Tensor, gpus_per_node: int, traffic: Traffic) -> torch.Tensor:
     """All-reduce over nodes of ``g`` GPUs: reduce-scatter inside the node, all-reduce each
     shard across nodes (one ring per local index, a *rail*), all-gather inside the node.
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 import random
 
+ROLE = "taught"
+
 
 def two_level_nic_bytes(size: float, gpus_per_node: int, nodes: int) -> float:
     """Bytes each NIC sends in a two-level all-reduce: a ring over ``nodes`` of ``size/g``."""

@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 import random
 
+ROLE = "taught"
+
 
 def job_mtbf(component_mtbf: float, n: int) -> float:
     """Mean time between failures of a job that needs all ``n`` components at once."""

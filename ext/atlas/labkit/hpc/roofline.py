@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+ROLE = "taught"
+
 
 @dataclass(frozen=True)
 class Cost:

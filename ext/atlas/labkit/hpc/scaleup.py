@@ -13,9 +13,14 @@ import torch
 
 from atlas.labkit.hpc.collectives import Traffic, ring_all_reduce
 
+ROLE = "taught"
+
 
 def tp_mlp_forward(
-    x: torch.Tensor, up_cols: torch.Tensor, down_rows: torch.Tensor, ranks: list[int],
+    x: torch.Tensor,
+    up_cols: torch.Tensor,
+    down_rows: torch.Tensor,
+    ranks: list[int],
     traffic: Traffic,
 ) -> torch.Tensor:
     """A column-parallel up-projection, the activation, a row-parallel down-projection, and

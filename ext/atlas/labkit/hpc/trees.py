@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+ROLE = "taught"
+
 
 @dataclass(frozen=True)
 class Node:
@@ -59,6 +61,7 @@ def dtree(n: int, r: int) -> tuple[Node, Node]:
 
 def depth(n: int, tree: int = 0) -> int:
     """Edges on the longest root-to-leaf path of the first (0) or second (1) tree."""
+
     def below(r: int) -> int:
         node = dtree(n, r)[tree]
         kids = [c for c in (node.down0, node.down1) if c != -1]

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+ROLE = "taught"
+
 LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC = 1, 2, 4, 8
 _keys = itertools.count(0x1000)
 
@@ -184,9 +186,7 @@ def slice_count(length: int, slice_size: int = 65536, fragment: int = 16384) -> 
     return math.ceil((length - fragment) / slice_size)
 
 
-def spread(
-    slices: list[tuple[int, int]], nics: int, round_robin: bool, seed: int = 0
-) -> list[int]:
+def spread(slices: list[tuple[int, int]], nics: int, round_robin: bool, seed: int = 0) -> list[int]:
     """Bytes each NIC carries when every slice picks a NIC, in turn or at random."""
     rng = random.Random(seed)
     load = [0] * nics

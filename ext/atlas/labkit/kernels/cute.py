@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
+ROLE = "taught"
+
 IntTuple = int | tuple["IntTuple", ...]
 
 

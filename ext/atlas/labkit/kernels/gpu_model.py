@@ -9,7 +9,7 @@ and resource counts:
 * an SM keeps as many blocks resident as the scarcest of warps, registers, shared memory and
   block slots allows.
 
-The per-SM figures come from :mod:`atlas.labkit.registry.hardware` (``sm_limits``).
+The per-SM figures come from :mod:`atlas.labkit.registry.sm` (``sm_limits``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+ROLE = "taught"
 
 WARP = 32
 
@@ -100,5 +102,6 @@ def occupancy(threads_per_block: int, regs_per_thread: int, smem_per_block: int,
     }
     limiter = min(by_resource, key=by_resource.get)
     blocks = by_resource[limiter]
-    return Occupancy(blocks, blocks * warps, blocks * warps / sm.max_warps_per_sm, limiter,
-                     by_resource)
+    return Occupancy(
+        blocks, blocks * warps, blocks * warps / sm.max_warps_per_sm, limiter, by_resource
+    )

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+ROLE = "taught"
+
 
 @dataclass(frozen=True)
 class Timeline:
@@ -73,10 +75,12 @@ def ag_matmul(x_shard: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         pending = []
         if step < world - 1:  # post the transfer first: it runs while we compute
             incoming = torch.empty_like(chunk)
-            pending = [dist.isend(chunk, (rank + 1) % world),
-                       dist.irecv(incoming, (rank - 1) % world)]
+            pending = [
+                dist.isend(chunk, (rank + 1) % world),
+                dist.irecv(incoming, (rank - 1) % world),
+            ]
         src = (rank - step) % world  # whose rows we hold at this step
-        out[src * rows:(src + 1) * rows] = chunk @ w
+        out[src * rows : (src + 1) * rows] = chunk @ w
         for work in pending:
             work.wait()
         if pending:
@@ -98,7 +102,7 @@ def matmul_rs(x: torch.Tensor, w_shard: torch.Tensor) -> torch.Tensor:
 
     def own_part(step: int) -> torch.Tensor:
         c = (rank - step - 1) % world  # the row chunk this rank adds to at this step
-        return x[c * chunk_rows:(c + 1) * chunk_rows] @ w_shard
+        return x[c * chunk_rows : (c + 1) * chunk_rows] @ w_shard
 
     part = own_part(0)
     for step in range(world - 1):

@@ -13,6 +13,8 @@ import torch
 import triton
 import triton.language as tl
 
+ROLE = "taught"
+
 
 @triton.jit
 def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -56,8 +58,9 @@ def softmax(x: torch.Tensor) -> torch.Tensor:
 
 
 @triton.jit
-def layer_norm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, row_stride, n_cols, eps,
-                      BLOCK: tl.constexpr):
+def layer_norm_kernel(
+    x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, row_stride, n_cols, eps, BLOCK: tl.constexpr
+):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
@@ -80,8 +83,7 @@ def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: f
     mean = torch.empty(rows, dtype=torch.float32)
     rstd = torch.empty(rows, dtype=torch.float32)
     block = triton.next_power_of_2(cols)
-    layer_norm_kernel[(rows,)](x, weight, bias, y, mean, rstd, x.stride(0), cols, eps,
-                               BLOCK=block)
+    layer_norm_kernel[(rows,)](x, weight, bias, y, mean, rstd, x.stride(0), cols, eps, BLOCK=block)
     return y, mean, rstd
 
 

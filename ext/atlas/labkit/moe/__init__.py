@@ -14,6 +14,8 @@
   ranks, flat or through one inter-node hop and intra-node forwarding, with every row counted.
 - :mod:`.eplb`: redundant experts and their placement on GPUs.
 
-:mod:`.harness` (not taught) loads the upstreams' own code at the pin for comparison, and holds
-the data generators of the labs.
+:mod:`atlas.labkit.checks.moe` (not taught) loads the upstreams' own code at the pin for comparison,
+and holds the data generators of the labs.
 """
+
+ROLE = "taught"

@@ -19,28 +19,29 @@ import torch
 
 from atlas.labkit.moe.router import capacity
 
+ROLE = "taught"
+
 
 def binomial_pmf(n: int, p: float) -> list[float]:
-    """``P(L = l)`` for ``l = 0..n``, ``L ~ B(n, p)``, computed in log space."""
+    """``P(L = k)`` for ``k = 0..n``, ``L ~ B(n, p)``, computed in log space."""
     if p <= 0.0 or p >= 1.0:
-        return [float(l == round(n * p)) for l in range(n + 1)]
+        return [float(k == round(n * p)) for k in range(n + 1)]
     lp, lq = math.log(p), math.log1p(-p)
     return [
-        math.exp(math.lgamma(n + 1) - math.lgamma(l + 1) - math.lgamma(n - l + 1) + l * lp
-                 + (n - l) * lq)
-        for l in range(n + 1)
+        math.exp(
+            math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * lp + (n - k) * lq
+        )
+        for k in range(n + 1)
     ]
 
 
 def expected_overflow(n: int, p: float, cap: int) -> float:
     """``E[max(L - cap, 0)]`` for ``L ~ B(n, p)``."""
     pmf = binomial_pmf(n, p)
-    return sum((l - cap) * pmf[l] for l in range(cap + 1, n + 1))
+    return sum((k - cap) * pmf[k] for k in range(cap + 1, n + 1))
 
 
-def expected_drop_fraction(
-    tokens: int, q: list[float], k: int, capacity_factor: float
-) -> float:
+def expected_drop_fraction(tokens: int, q: list[float], k: int, capacity_factor: float) -> float:
     """The closed form above, for per-expert selection probabilities ``q`` (summing to k)."""
     cap = capacity(tokens, len(q), k, capacity_factor)
     return sum(expected_overflow(tokens, qi, cap) for qi in q) / (k * tokens)

@@ -25,6 +25,8 @@ import torch.distributed as dist
 
 from atlas.labkit.moe.layer import swiglu
 
+ROLE = "taught"
+
 
 @dataclass
 class Topology:
@@ -84,7 +86,9 @@ def _all_to_all(rows: list[torch.Tensor]) -> tuple[torch.Tensor, list[int]]:
     return out, recv_l
 
 
-def _pack(x: torch.Tensor, experts: torch.Tensor, gates: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+def _pack(
+    x: torch.Tensor, experts: torch.Tensor, gates: torch.Tensor, src: torch.Tensor
+) -> torch.Tensor:
     """One row per token: hidden state, k expert ids, k gates, and its (source rank, index)."""
     return torch.cat([x, experts.to(x.dtype), gates, src.to(x.dtype)], dim=1)
 
@@ -125,9 +129,11 @@ def hierarchical_dispatch(
     local = me % topo.ranks_per_node
     src = torch.stack([torch.full((x.shape[0],), me), torch.arange(x.shape[0])], dim=1)
     packed = _pack(x, experts, gates, src)
-    in_node = dispatch_layout(experts, topo)["is_token_in_rank"].view(
-        -1, topo.nodes, topo.ranks_per_node
-    ).any(-1)
+    in_node = (
+        dispatch_layout(experts, topo)["is_token_in_rank"]
+        .view(-1, topo.nodes, topo.ranks_per_node)
+        .any(-1)
+    )
     hop1 = [packed[:0]] * topo.ranks
     for n in range(topo.nodes):
         if n != topo.node_of(me):
@@ -163,7 +169,9 @@ def expert_compute(
     return y
 
 
-def combine(y: torch.Tensor, src: torch.Tensor, num_tokens: int, topo: Topology, traffic: Traffic) -> torch.Tensor:
+def combine(
+    y: torch.Tensor, src: torch.Tensor, num_tokens: int, topo: Topology, traffic: Traffic
+) -> torch.Tensor:
     """Send each reduced row back to its token's rank and add the rows of each token there."""
     me = dist.get_rank()
     rows, index = [], []

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import torch
 
+ROLE = "taught"
+
 
 def replicate(load: list[float], slots: int) -> tuple[list[int], list[int]]:
     """Physical slot -> logical expert (the first ``len(load)`` slots hold one copy each), and

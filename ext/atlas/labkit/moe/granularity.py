@@ -14,6 +14,8 @@ import torch
 
 from atlas.labkit.moe.layer import MoEShape, MoEWeights, swiglu
 
+ROLE = "taught"
+
 
 def split_experts(w: MoEWeights, m: int) -> MoEWeights:
     """Cut each expert into m slices of the intermediate dimension. Slice ``j`` of expert ``e``
@@ -67,7 +69,9 @@ def simulated_distinct_ranks(
     return hit.sum(-1).double().mean().item()
 
 
-def fine_routes(gates: torch.Tensor, experts: torch.Tensor, m: int) -> tuple[torch.Tensor, torch.Tensor]:
+def fine_routes(
+    gates: torch.Tensor, experts: torch.Tensor, m: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The routes of the fine layer that reproduce a coarse routing: coarse expert ``e`` with
     gate ``g`` becomes its m slices ``e * m + j``, each with the same gate ``g``."""
     fine = (experts * m).unsqueeze(-1) + torch.arange(m)

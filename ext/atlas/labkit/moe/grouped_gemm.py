@@ -21,6 +21,8 @@ import math
 
 import torch
 
+ROLE = "taught"
+
 
 def loop_reference(x: torch.Tensor, w: torch.Tensor, counts: list[int]) -> torch.Tensor:
     """``y_g = x_g @ w_g`` for the consecutive row blocks ``x_g`` of sizes ``counts``."""
@@ -50,7 +52,11 @@ def contiguous_layout(counts: list[int], block_m: int) -> tuple[torch.Tensor, to
 
 
 def contiguous_grouped_gemm(
-    a: torch.Tensor, w: torch.Tensor, m_indices: torch.Tensor, block_m: int, stats: dict | None = None
+    a: torch.Tensor,
+    w: torch.Tensor,
+    m_indices: torch.Tensor,
+    block_m: int,
+    stats: dict | None = None,
 ) -> torch.Tensor:
     """Tile by tile over an aligned buffer ``a [M, K]``: a tile's expert is the id of its first
     row; a tile whose first row is padding is skipped and its output stays zero."""
@@ -63,7 +69,9 @@ def contiguous_grouped_gemm(
         out.append(tile @ w[g])
         if stats is not None:
             stats["tiles"] = stats.get("tiles", 0) + 1
-            stats["rows"] = stats.get("rows", 0) + int((m_indices[start : start + block_m] >= 0).sum())
+            stats["rows"] = stats.get("rows", 0) + int(
+                (m_indices[start : start + block_m] >= 0).sum()
+            )
     return torch.cat(out)
 
 
@@ -98,7 +106,9 @@ def wasted_fraction(counts: list[int], block_m: int, layout: str) -> float:
     return 1 - sum(counts) / (block_m * tiles(counts, block_m, layout))
 
 
-def to_contiguous(x: torch.Tensor, counts: list[int], block_m: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def to_contiguous(
+    x: torch.Tensor, counts: list[int], block_m: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Scatter the packed rows into the aligned buffer: ``(buffer, m_indices, positions)``;
     padding rows are zero, and ``buffer[positions]`` gives the packed rows back."""
     positions, m_indices = contiguous_layout(counts, block_m)
@@ -106,7 +116,9 @@ def to_contiguous(x: torch.Tensor, counts: list[int], block_m: int) -> tuple[tor
     return buffer, m_indices, positions
 
 
-def to_masked(x: torch.Tensor, counts: list[int]) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+def to_masked(
+    x: torch.Tensor, counts: list[int]
+) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
     """Scatter the packed rows into a ``[G, max_m, K]`` buffer: ``(buffer, (group, row))``,
     with ``buffer[group, row]`` giving the packed rows back."""
     group = torch.repeat_interleave(torch.arange(len(counts)), torch.tensor(counts))

@@ -15,6 +15,8 @@ import torch.nn.functional as F
 
 from atlas.labkit.moe.router import topk_route
 
+ROLE = "taught"
+
 
 @dataclass(frozen=True)
 class MoEShape:
@@ -49,7 +51,9 @@ def init_weights(shape: MoEShape, seed: int = 0, dtype: torch.dtype = torch.floa
     return MoEWeights(rand(shape.experts, h, fan_in=h), gate, up, down, shared)
 
 
-def swiglu(x: torch.Tensor, gate: torch.Tensor, up: torch.Tensor, down: torch.Tensor) -> torch.Tensor:
+def swiglu(
+    x: torch.Tensor, gate: torch.Tensor, up: torch.Tensor, down: torch.Tensor
+) -> torch.Tensor:
     """One expert: ``(silu(x gate^T) * (x up^T)) down^T``."""
     return F.linear(F.silu(F.linear(x, gate)) * F.linear(x, up), down)
 

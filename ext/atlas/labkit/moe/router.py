@@ -11,6 +11,8 @@ import math
 import torch
 import torch.nn.functional as F
 
+ROLE = "taught"
+
 
 def scores_of(logits: torch.Tensor, score: str) -> torch.Tensor:
     """Per-expert affinities: a softmax over the experts, or an independent sigmoid each."""

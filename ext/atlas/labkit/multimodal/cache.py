@@ -7,6 +7,8 @@ from collections import OrderedDict
 
 import torch
 
+ROLE = "taught"
+
 
 class EncoderCache:
     """Least-recently-used cache of encoder outputs, keyed by the SHA-256 of the image bytes.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+ROLE = "taught"
+
 
 def clip_loss(image: torch.Tensor, text: torch.Tensor, temperature: float) -> torch.Tensor:
     """Symmetric cross-entropy over the batch's similarity matrix: image i should pick text i
@@ -26,8 +28,9 @@ def siglip_loss(image: torch.Tensor, text: torch.Tensor, scale: float, bias: flo
     return -F.logsigmoid(signs * logits).sum() / image.shape[0]
 
 
-def siglip_loss_chunked(image: torch.Tensor, text: torch.Tensor, scale: float, bias: float,
-                        devices: int) -> tuple[torch.Tensor, int]:
+def siglip_loss_chunked(
+    image: torch.Tensor, text: torch.Tensor, scale: float, bias: float, devices: int
+) -> tuple[torch.Tensor, int]:
     """SigLIP's loss computed as ``devices`` ranks would: each holds ``B / devices`` pairs,
     scores its images against the text block it currently holds, then passes that block to
     its neighbour (a collective permute), ``devices`` rounds in all. No rank ever holds more

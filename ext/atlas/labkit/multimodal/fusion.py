@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+ROLE = "taught"
+
 
 class Projector(nn.Module):
     """LLaVA-1.5's connector: two linear layers with a GELU, from the encoder width to the
@@ -28,8 +30,12 @@ def expand_placeholders(ids: list[int], image_token: int, per_image: int) -> lis
     return out
 
 
-def insert_image_embeddings(ids: torch.Tensor, text_embeddings: torch.Tensor,
-                            image_embeddings: torch.Tensor, image_token: int) -> torch.Tensor:
+def insert_image_embeddings(
+    ids: torch.Tensor,
+    text_embeddings: torch.Tensor,
+    image_embeddings: torch.Tensor,
+    image_token: int,
+) -> torch.Tensor:
     """Replace the embedding at every placeholder position, in order, by the next image
     embedding. ids: [B, S]; text_embeddings: [B, S, H]; image_embeddings: [N, H] with N the
     number of placeholders in the whole batch. Returns [B, S, H]."""

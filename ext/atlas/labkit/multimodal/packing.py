@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import bisect
 
+ROLE = "taught"
+
 
 def pack_greedy(lengths: list[int], capacity: int) -> list[list[int]]:
     """Best-fit packing: sort the lengths, then fill each pack by repeatedly taking the

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+ROLE = "taught"
+
 
 def image_tokens(height: int, width: int, patch: int, merge: int = 1, cls: int = 0) -> int:
     """Patches of ``patch`` pixels, then ``merge x merge`` neighbouring patches merged into one
@@ -12,8 +14,13 @@ def image_tokens(height: int, width: int, patch: int, merge: int = 1, cls: int =
     return patches // (merge * merge) + cls
 
 
-def smart_resize(height: int, width: int, factor: int = 28,
-                 min_pixels: int = 56 * 56, max_pixels: int = 14 * 14 * 4 * 1280) -> tuple[int, int]:
+def smart_resize(
+    height: int,
+    width: int,
+    factor: int = 28,
+    min_pixels: int = 56 * 56,
+    max_pixels: int = 14 * 14 * 4 * 1280,
+) -> tuple[int, int]:
     """Qwen2-VL-style dynamic resolution: round each side to a multiple of ``factor`` (patch
     times merge), then scale both sides to keep the pixel count inside [min, max]."""
     h = max(factor, round(height / factor) * factor)
@@ -29,8 +36,9 @@ def smart_resize(height: int, width: int, factor: int = 28,
     return h, w
 
 
-def video_tokens(frames: int, height: int, width: int, patch: int, temporal_patch: int,
-                 merge: int) -> int:
+def video_tokens(
+    frames: int, height: int, width: int, patch: int, temporal_patch: int, merge: int
+) -> int:
     """Video as a stack of frames cut into ``temporal_patch x patch x patch`` tubes, then
     spatial merging as for images."""
     return (frames // temporal_patch) * image_tokens(height, width, patch, merge)

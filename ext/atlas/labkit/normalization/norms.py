@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+ROLE = "taught"
+
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """RMSNorm: divide each row by its root mean square, then scale by a learned gain.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+ROLE = "taught"
+
 
 class Block(nn.Module):
     """One residual sublayer: a two-matrix MLP F, with LayerNorm placed after the add (Post-LN,

@@ -14,13 +14,16 @@ a rank function that checks it against a single-process reference, for use throu
   all-to-all (Ulysses) attention.
 - :mod:`.expert`: an expert-parallel mixture-of-experts layer with all-to-all dispatch/combine.
 
-:func:`in_sequence` runs several of the rank functions in one process group.
+:func:`in_sequence` (from :mod:`atlas.labkit.ranks`) runs several rank functions in one
+process group.
 
 Everything runs on CPU in float64 so that parallel and reference results agree to rounding.
 """
 
 from __future__ import annotations
 
-from atlas.labkit.parallel.harness import in_sequence
+from atlas.labkit.ranks import in_sequence  # re-exported: the pages import it from here
+
+ROLE = "support"
 
 __all__ = ["in_sequence"]

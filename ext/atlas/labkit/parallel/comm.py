@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+ROLE = "taught"
+
 
 @dataclass
 class CommLog:

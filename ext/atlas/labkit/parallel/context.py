@@ -20,6 +20,8 @@ import torch.distributed as dist
 
 from atlas.labkit.parallel.comm import CommLog
 
+ROLE = "taught"
+
 DTYPE = torch.float64
 
 

@@ -30,6 +30,8 @@ from torch import nn
 
 from atlas.labkit.parallel.comm import CommLog
 
+ROLE = "taught"
+
 DIMS = (16, 32, 32, 8)
 DTYPE = torch.float64
 

@@ -26,6 +26,8 @@ import torch.nn.functional as F
 
 from atlas.labkit.parallel.comm import CommLog
 
+ROLE = "taught"
+
 DTYPE = torch.float64
 GATES = ("renormalized", "raw")
 
@@ -164,8 +166,13 @@ def moe_expert_parallel(
     return out, load
 
 
-def a2a_to_compute(peak_flops: float, link_bytes_per_s: float, expert_ffn: int,
-                   dispatch_bytes: int = 1, combine_bytes: int = 2) -> float:
+def a2a_to_compute(
+    peak_flops: float,
+    link_bytes_per_s: float,
+    expert_ffn: int,
+    dispatch_bytes: int = 1,
+    combine_bytes: int = 2,
+) -> float:
     """Time of the all-to-all over time of the expert compute, per token and layer, when every
     routed copy of a token crosses the link. A token sent to ``k`` experts moves ``k h`` elements
     each way (dispatched in ``dispatch_bytes`` per element, combined in ``combine_bytes``) and

@@ -13,8 +13,9 @@ import itertools
 from dataclasses import dataclass
 
 from atlas.labkit.registry.models import model as registry_model
+from atlas.labkit.units import GIB  # one GIB for the whole book
 
-from atlas.labkit.harness import GIB  # one GIB for the whole book
+ROLE = "taught"
 
 # Bytes per parameter of mixed-precision Adam: bf16 weights and gradients; fp32 master copy,
 # first and second moments.

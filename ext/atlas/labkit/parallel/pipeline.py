@@ -20,6 +20,8 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
+ROLE = "taught"
+
 DTYPE = torch.float64
 KINDS = ("gpipe", "1f1b", "interleaved")
 
@@ -255,14 +257,22 @@ def makespan_formula(p: int, m: int, stage_times: list[float]) -> float:
     return sum(stage_times) + (m - 1) * max(stage_times)
 
 
-def p2p_seconds(seq: int, micro_batch: int, hidden: int, link_bytes_per_s: float,
-                tp: int = 1, bytes_per_element: int = 2) -> float:
+def p2p_seconds(
+    seq: int,
+    micro_batch: int,
+    hidden: int,
+    link_bytes_per_s: float,
+    tp: int = 1,
+    bytes_per_element: int = 2,
+) -> float:
     """Time to send one microbatch's activation to the next stage, ``s b h`` elements; with
     the scatter/gather optimisation each of the ``tp`` ranks sends only its ``1/tp`` of it."""
     return seq * micro_batch * hidden * bytes_per_element / tp / link_bytes_per_s
 
 
-def stage_flops(layers: list[int], hidden: int, layer_params: int, vocab: int, seq: int) -> list[float]:
+def stage_flops(
+    layers: list[int], hidden: int, layer_params: int, vocab: int, seq: int
+) -> list[float]:
     """Forward FLOPs per token of each pipeline stage holding ``layers[s]`` transformer layers:
     2 per layer weight, causal attention's ``4 h (seq + 1) / 2`` per layer on average, and on
     the last stage the output head's ``2 vocab h`` (the embedding lookup does no multiply)."""

@@ -19,6 +19,8 @@ from torch import nn
 
 from atlas.labkit.parallel.comm import CommLog
 
+ROLE = "taught"
+
 DTYPE = torch.float64
 
 

@@ -1,0 +1,1 @@
+ROLE = "taught"

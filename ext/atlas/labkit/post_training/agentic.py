@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+ROLE = "taught"
+
 
 class Trajectory:
     """The token sequence of one episode, with its loss mask and the sampler's log-probs."""

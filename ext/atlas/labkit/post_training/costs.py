@@ -1,7 +1,7 @@
 """What one RL step costs: generation, log-probabilities, the update, the weight transfer.
 
 Taught on the chapter's index. The FLOPs per token come from the model registry
-(:func:`~atlas.labkit.registry.models.flops_per_token`: twice the matrix weights a token uses,
+(:func:`~atlas.labkit.models.counting.flops_per_token`: twice the matrix weights a token uses,
 plus attention over its context); the times are rooflines on one GPU type: a phase takes at
 least its FLOPs over the peak and at least its bytes over the memory bandwidth. Generation is
 decode, one token per sequence per step, so it reads every weight once per step whatever the
@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from atlas.labkit.models.counting import flops_per_token, kv_bytes_per_token, params_total
 from atlas.labkit.registry.hardware import GPU
-from atlas.labkit.registry.models import Model, flops_per_token, kv_bytes_per_token, params_total
+from atlas.labkit.registry.schema import Model
+
+ROLE = "taught"
 
 
 def rollout_seconds(

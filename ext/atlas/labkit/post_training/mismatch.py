@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import torch
 
+ROLE = "taught"
+
 
 def _chunked_sum(x: torch.Tensor, w: torch.Tensor, chunks: int) -> torch.Tensor:
     """``x @ w`` with the reduction cut into ``chunks`` pieces, each product rounded to bf16

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import torch
 
+ROLE = "taught"
+
 
 def grpo_advantages(
     rewards: torch.Tensor, group_size: int, *, std: str = "unbiased", eps: float = 1e-6

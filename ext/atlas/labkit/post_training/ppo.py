@@ -13,6 +13,8 @@ import torch
 
 from atlas.labkit.post_training.pg import clipped_surrogate, gae
 
+ROLE = "taught"
+
 
 def sample_episodes(logits: torch.Tensor, batch: int, target: int, gen: torch.Generator):
     """Sample ``batch`` sequences. Returns the tokens ``[B, H]``, the state index of each step

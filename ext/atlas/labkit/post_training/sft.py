@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import torch
 
+ROLE = "taught"
+
 
 def first_fit(lengths: list[int], capacity: int) -> list[list[int]]:
     """Put each sequence, in order, into the first row that still has room for it; open a new

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+ROLE = "taught"
+
 
 @dataclass(frozen=True)
 class Step:

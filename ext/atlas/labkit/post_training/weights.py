@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+ROLE = "taught"
+
 
 def gather_tp(shards: list[torch.Tensor], partition_dim: int, glu: bool = False) -> torch.Tensor:
     """The full tensor from its tensor-parallel shards, in rank order. A gated MLP's first

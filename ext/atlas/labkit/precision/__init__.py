@@ -11,7 +11,9 @@ Taught modules (each shown on its page with ``labcode``):
 - :mod:`.fp4`: MXFP4 and NVFP4 block quantization, random Hadamard transforms;
 - :mod:`.quant`: weight-only round-to-nearest, GPTQ, AWQ's scale search, SmoothQuant.
 
-:mod:`.harness` holds what checks them: upstream functions run from the pinned sources
-(DeepGEMM's casts, GPTQ, AWQ, SmoothQuant as llm-awq ships it, torch's vendored MX
-quantizers), test tensors with outliers, error metrics.
+:mod:`atlas.labkit.checks.precision` holds what checks them: upstream functions run from the
+pinned sources (DeepGEMM's casts, GPTQ, AWQ, SmoothQuant as llm-awq ships it, torch's vendored
+MX quantizers), test tensors with outliers, error metrics.
 """
+
+ROLE = "taught"

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+ROLE = "taught"
+
 
 @dataclass(frozen=True)
 class Storage:
@@ -42,8 +44,15 @@ def tensor_bytes(elements: int, storage: Storage) -> float:
     return elements * storage.bits_per_element / 8
 
 
-def gemm_time(m: int, n: int, k: int, weight: Storage, peak_flops: float, bandwidth: float,
-              act_bytes: float = 2) -> float:
+def gemm_time(
+    m: int,
+    n: int,
+    k: int,
+    weight: Storage,
+    peak_flops: float,
+    bandwidth: float,
+    act_bytes: float = 2,
+) -> float:
     """Roofline lower bound of ``[m, k] x [n, k]^T``: ``max(FLOPs / peak, bytes / bandwidth)``,
     with weights in ``weight`` and activations and outputs of ``act_bytes`` per element."""
     flops = 2 * m * n * k

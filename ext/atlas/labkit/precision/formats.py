@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import torch
 
+ROLE = "taught"
+
 
 @dataclass(frozen=True)
 class FloatFormat:
@@ -122,4 +124,3 @@ def round_to_format(
 def e8m0_value(code: int) -> float:
     """The E8M0 scale of the MX formats: ``2^(code - 127)``; code 255 is NaN."""
     return float("nan") if code == 255 else 2.0 ** (code - 127)
-

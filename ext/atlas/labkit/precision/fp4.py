@@ -24,6 +24,8 @@ import torch
 
 from atlas.labkit.precision.formats import E2M1, E4M3, round_to_format
 
+ROLE = "taught"
+
 
 def mxfp4_quantize(x: torch.Tensor, block: int = 32) -> tuple[torch.Tensor, torch.Tensor]:
     """MXFP4 of a ``[..., K]`` tensor: E2M1 values ``[..., K]`` and E8M0 scales ``[..., K/block]``
@@ -38,7 +40,9 @@ def mxfp4_quantize(x: torch.Tensor, block: int = 32) -> tuple[torch.Tensor, torc
 
 
 def nvfp4_quantize(
-    x: torch.Tensor, block: int = 16, stochastic: bool = False,
+    x: torch.Tensor,
+    block: int = 16,
+    stochastic: bool = False,
     generator: torch.Generator | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """NVFP4 of a ``[..., K]`` tensor: E2M1 values, E4M3 block scales ``[..., K/block]`` and the

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import torch
 
+ROLE = "taught"
+
 
 def truncate_mantissa(x: torch.Tensor, bits: int) -> torch.Tensor:
     """Keep ``bits`` significant bits of each FP32 value (the implicit one included),

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import torch
 
+ROLE = "taught"
+
 
 def minmax_params(w: torch.Tensor, bits: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Asymmetric scale and zero point per row of ``w``, its range widened to include 0."""
@@ -47,8 +49,12 @@ def rtn(w: torch.Tensor, bits: int = 4, group: int = 128) -> torch.Tensor:
 
 
 def gptq(
-    w: torch.Tensor, h: torch.Tensor, bits: int = 4, group: int = 128,
-    blocksize: int = 128, percdamp: float = 0.01,
+    w: torch.Tensor,
+    h: torch.Tensor,
+    bits: int = 4,
+    group: int = 128,
+    blocksize: int = 128,
+    percdamp: float = 0.01,
 ) -> torch.Tensor:
     """GPTQ: quantize columns left to right, feeding each one's error forward through ``H^-1``.
 
@@ -75,8 +81,9 @@ def gptq(
         err = torch.zeros_like(wb)
         for i in range(b1 - b0):
             if (b0 + i) % group == 0:  # a new group: its grid from the weights as updated so far
-                scale, zero = minmax_params(w[:, b0 + i : b0 + i + group] if i == 0 else
-                                            wb[:, i : i + group], bits)
+                scale, zero = minmax_params(
+                    w[:, b0 + i : b0 + i + group] if i == 0 else wb[:, i : i + group], bits
+                )
             col = wb[:, i]
             q = fake_quant(col.unsqueeze(1), scale, zero, bits).flatten()
             q_all[:, b0 + i] = q
@@ -107,9 +114,7 @@ def awq_search(
     return best_s, best_alpha
 
 
-def smoothquant(
-    act_amax: torch.Tensor, w: torch.Tensor, alpha: float = 0.5
-) -> torch.Tensor:
+def smoothquant(act_amax: torch.Tensor, w: torch.Tensor, alpha: float = 0.5) -> torch.Tensor:
     """SmoothQuant's per-input-channel factors ``s_j = max|x_j|^alpha / max|w_j|^(1-alpha)``;
     the layer then computes ``(x / s) @ (W * s)^T``, the same product."""
     w_amax = w.abs().amax(dim=0).clamp(min=1e-5)

@@ -21,6 +21,8 @@ import torch
 
 from atlas.labkit.precision.formats import E4M3, E5M2, FloatFormat, round_to_format
 
+ROLE = "taught"
+
 TORCH_DTYPES = {E4M3.name: torch.float8_e4m3fn, E5M2.name: torch.float8_e5m2}
 
 

@@ -1,1 +1,3 @@
 """Labkit of the Profiling chapter: reading traces, memory snapshots and roofline placements."""
+
+ROLE = "taught"

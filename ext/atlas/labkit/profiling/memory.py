@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+ROLE = "taught"
+
 
 @dataclass
 class Replay:
@@ -45,7 +47,11 @@ def bytes_by(entries: dict[int, dict], key: str = "category") -> dict[str, int]:
     """Sum the sizes of live entries by a field (the profiler's category, or a frame)."""
     out: dict[str, int] = {}
     for e in entries.values():
-        k = e.get(key, "unknown") if key != "frame" else (e["frames"][0]["name"] if e["frames"] else "?")
+        k = (
+            e.get(key, "unknown")
+            if key != "frame"
+            else (e["frames"][0]["name"] if e["frames"] else "?")
+        )
         out[k] = out.get(k, 0) + e["size"]
     return out
 

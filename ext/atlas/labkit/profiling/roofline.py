@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+ROLE = "taught"
+
 
 @dataclass(frozen=True)
 class Placement:
@@ -21,15 +23,17 @@ class Placement:
     of_roof: float | None  # achieved / roof
 
 
-def place(flops: float, bytes_moved: float, peak: float, bandwidth: float,
-          seconds: float | None = None) -> Placement:
+def place(
+    flops: float, bytes_moved: float, peak: float, bandwidth: float, seconds: float | None = None
+) -> Placement:
     intensity = flops / bytes_moved
     ridge = peak / bandwidth
     roof = min(peak, intensity * bandwidth)
     bound = "memory" if intensity < ridge else "compute"
     achieved = flops / seconds if seconds else None
-    return Placement(intensity, ridge, roof, bound, achieved,
-                     achieved / roof if achieved is not None else None)
+    return Placement(
+        intensity, ridge, roof, bound, achieved, achieved / roof if achieved is not None else None
+    )
 
 
 def linear_cost(tokens: int, d_in: int, d_out: int, elem_bytes: int) -> tuple[float, float]:

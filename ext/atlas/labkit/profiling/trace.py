@@ -13,9 +13,12 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+ROLE = "taught"
 
-def schedule_action(step: int, wait: int, warmup: int, active: int, repeat: int = 0,
-                    skip_first: int = 0) -> str:
+
+def schedule_action(
+    step: int, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0
+) -> str:
     """What the profiler does at ``step``: "none", "warmup", "record" or "save".
 
     The first ``skip_first`` steps are skipped; then cycles of ``wait`` idle steps, ``warmup``
@@ -42,7 +45,7 @@ class Event:
     tid: int
     start: float  # microseconds
     dur: float
-    children: list["Event"] = field(default_factory=list)
+    children: list[Event] = field(default_factory=list)
 
     @property
     def end(self) -> float:

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+ROLE = "taught"
+
 KIB, MIB = 1024, 1024**2
 MIN_BLOCK = 512  # every size is rounded up to a multiple of this
 SMALL_SIZE = 1 * MIB  # largest request served by the small pool
@@ -102,7 +104,9 @@ class CachingAllocator:
 
     def _best_fit(self, size: int, small: bool, stream: int) -> Block | None:
         fits = [
-            b for b in self.free_blocks if b.small == small and b.stream == stream and b.size >= size
+            b
+            for b in self.free_blocks
+            if b.small == small and b.stream == stream and b.size >= size
         ]
         return min(fits, key=lambda b: (b.size, b.address), default=None)
 

@@ -19,6 +19,8 @@ from typing import Any
 import torch
 from torch.autograd.function import once_differentiable
 
+ROLE = "taught"
+
 
 def graph_nodes(output: torch.Tensor) -> list[str]:
     """Names of the backward nodes reachable from ``output.grad_fn``, each once, outputs first.
@@ -126,7 +128,9 @@ class SavedTensorLedger(torch.autograd.graph.saved_tensors_hooks):
         return sum(live.values())
 
 
-def mlp_saved_bytes(tokens: int, hidden: int, ffn: int, dtype_bytes: int, checkpointed: bool) -> int:
+def mlp_saved_bytes(
+    tokens: int, hidden: int, ffn: int, dtype_bytes: int, checkpointed: bool
+) -> int:
     """Bytes a ``Linear(h, f) -> GELU -> Linear(f, h)`` block saves for backward.
 
     Without checkpointing: the first linear keeps its input (``h`` per token), GELU keeps its
@@ -137,7 +141,9 @@ def mlp_saved_bytes(tokens: int, hidden: int, ffn: int, dtype_bytes: int, checkp
     return tokens * per_token * dtype_bytes
 
 
-def swiglu_saved_bytes(tokens: int, hidden: int, ffn: int, dtype_bytes: int, checkpointed: bool) -> int:
+def swiglu_saved_bytes(
+    tokens: int, hidden: int, ffn: int, dtype_bytes: int, checkpointed: bool
+) -> int:
     """Bytes a SwiGLU MLP ``down(silu(x W_gate) * (x W_up))`` saves for backward.
 
     The gate and up projections keep their shared input (``h`` per token); SiLU keeps its input

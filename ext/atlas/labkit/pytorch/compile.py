@@ -20,6 +20,8 @@ from typing import Any
 
 import torch
 
+ROLE = "taught"
+
 DYNAMIC = None  # marks a dimension or scalar that a graph accepts with any value (sizes >= 2)
 
 
@@ -34,12 +36,17 @@ class GuardModel:
     """Dynamo's cache for one frame: guards, recompiles and automatic dynamic shapes."""
 
     graphs: list[list[tuple]] = field(default_factory=list)  # guard per argument, per graph
-    seen: list[Any] = field(default_factory=list)  # per argument: first sizes / value, or DYNAMIC marks
+    seen: list[Any] = field(
+        default_factory=list
+    )  # per argument: first sizes / value, or DYNAMIC marks
 
     def call(self, *args: Any) -> bool:
         """Run the frame on ``args``; return True when it had to compile a new graph."""
         sigs = [_signature(a) for a in args]
-        if any(all(self._passes(g, s) for g, s in zip(graph, sigs, strict=True)) for graph in self.graphs):
+        if any(
+            all(self._passes(g, s) for g, s in zip(graph, sigs, strict=True))
+            for graph in self.graphs
+        ):
             return False
         self._widen(sigs)
         self.graphs.append([self._guard(s, seen) for s, seen in zip(sigs, self.seen, strict=True)])

@@ -6,8 +6,8 @@ run a kernel, with its arguments. It tells apart operators whose output shares i
 storage (views: metadata only, no kernel launch on a GPU) from those that compute.
 
 :class:`DecoderLayer` is a Llama-style decoder layer written from the architecture (RMSNorm,
-grouped-query attention with rotary embeddings, a SwiGLU MLP) in eager PyTorch, used to count the operators a
-decode step dispatches.
+grouped-query attention with rotary embeddings, a SwiGLU MLP) in eager PyTorch, used to count
+the operators a decode step dispatches.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
+
+ROLE = "taught"
 
 
 @dataclass
@@ -39,9 +41,11 @@ class OpLog(TorchDispatchMode):
             if isinstance(t, torch.Tensor)
         }
         outputs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
-        is_view = bool(outputs) and all(
-            t.untyped_storage().data_ptr() in inputs for t in outputs
-        ) and not func._schema.is_mutable
+        is_view = (
+            bool(outputs)
+            and all(t.untyped_storage().data_ptr() in inputs for t in outputs)
+            and not func._schema.is_mutable
+        )
         self.ops.append(func.overloadpacket.__name__)
         self.views.append(is_view)
         return out
@@ -52,7 +56,8 @@ class OpLog(TorchDispatchMode):
 
 
 def rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate each pair of channels ``(x_i, x_{i+d/2})`` by its angle (``cos``, ``sin``: ``[tokens, d/2]``)."""
+    """Rotate each pair of channels ``(x_i, x_{i+d/2})`` by its angle (``cos``, ``sin``:
+    ``[tokens, d/2]``)."""
     x1, x2 = x.chunk(2, dim=-1)
     cos, sin = cos.unsqueeze(-2), sin.unsqueeze(-2)  # broadcast over heads
     return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
@@ -62,13 +67,21 @@ class DecoderLayer(nn.Module):
     """One Llama-style layer: ``x + attn(norm(x))``, then ``h + mlp(norm(h))``."""
 
     def __init__(
-        self, hidden: int, heads: int, kv_heads: int, head_dim: int, ffn: int, max_positions: int = 4096
+        self,
+        hidden: int,
+        heads: int,
+        kv_heads: int,
+        head_dim: int,
+        ffn: int,
+        max_positions: int = 4096,
     ) -> None:
         super().__init__()
         self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
         inv_freq = 500000.0 ** (-torch.arange(head_dim // 2, dtype=torch.float32) / (head_dim // 2))
         angles = torch.arange(max_positions, dtype=torch.float32)[:, None] * inv_freq
-        self.register_buffer("cos", angles.cos(), persistent=False)  # computed once, indexed per step
+        self.register_buffer(
+            "cos", angles.cos(), persistent=False
+        )  # computed once, indexed per step
         self.register_buffer("sin", angles.sin(), persistent=False)
         self.attn_norm = nn.RMSNorm(hidden, eps=1e-5)
         self.qkv = nn.Linear(hidden, (heads + 2 * kv_heads) * head_dim, bias=False)
@@ -80,7 +93,8 @@ class DecoderLayer(nn.Module):
     def forward(
         self, x: torch.Tensor, positions: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor
     ) -> torch.Tensor:
-        """``x``: ``[tokens, hidden]`` at ``positions``; the caches hold the earlier keys and values."""
+        """``x``: ``[tokens, hidden]`` at ``positions``; the caches hold the earlier keys and
+        values."""
         t, d = x.shape[0], self.head_dim
         q, k, v = self.qkv(self.attn_norm(x)).split(
             [self.heads * d, self.kv_heads * d, self.kv_heads * d], dim=-1

@@ -15,6 +15,8 @@ from math import prod
 
 import torch
 
+ROLE = "taught"
+
 
 def all_reduce(inputs: list[torch.Tensor]) -> list[torch.Tensor]:
     """Every rank ends with the elementwise sum of all ranks' tensors."""

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
+ROLE = "taught"
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -76,17 +78,13 @@ class Layout:
         count = (self.sizes[dim] - size) // step + 1
         sizes, strides = list(self.sizes), list(self.strides)
         sizes[dim], strides[dim] = count, self.strides[dim] * step
-        return Layout(
-            tuple(sizes) + (size,), tuple(strides) + (self.strides[dim],), self.offset
-        )
+        return Layout(tuple(sizes) + (size,), tuple(strides) + (self.strides[dim],), self.offset)
 
     def diagonal(self) -> Layout:
         """The main diagonal of the last two dimensions."""
         *batch_sizes, rows, cols = self.sizes
         *batch_strides, s_row, s_col = self.strides
-        return Layout(
-            (*batch_sizes, min(rows, cols)), (*batch_strides, s_row + s_col), self.offset
-        )
+        return Layout((*batch_sizes, min(rows, cols)), (*batch_strides, s_row + s_col), self.offset)
 
 
 def contiguous_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:

@@ -15,12 +15,15 @@ capture on a GPU, it refuses to copy a value to the host in the middle of a capt
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
+
+ROLE = "taught"
 
 
 @dataclass
@@ -131,7 +134,9 @@ class GraphRecorder(TorchDispatchMode):
                     dst.copy_(src)  # same address as at capture; views and in-place ops alias
 
 
-def capture(fn: Callable[..., torch.Tensor], *static_inputs: torch.Tensor) -> tuple[GraphRecorder, torch.Tensor]:
+def capture(
+    fn: Callable[..., torch.Tensor], *static_inputs: torch.Tensor
+) -> tuple[GraphRecorder, torch.Tensor]:
     """Warm up once (outside the recorder), then capture ``fn`` on the static inputs."""
     fn(*static_inputs)
     recorder = GraphRecorder()

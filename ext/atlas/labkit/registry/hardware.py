@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+ROLE = "support"
+
 TERA = 1e12
 PETA = 1e15
 GB = 1e9
@@ -289,27 +291,39 @@ def _pcie(gt_per_s: float, lanes: int = 16) -> float:
 
 LINKS: dict[str, Link] = {
     "nvlink3": Link(
-        "NVLink 3 (A100)", 600 * GB / 2, "12 links x 25 GB/s each way",
+        "NVLink 3 (A100)",
+        600 * GB / 2,
+        "12 links x 25 GB/s each way",
         "cite:nvidia2020ampere (twelve third-generation NVLinks, 600 GB/s total per GPU)",
     ),
     "nvlink4": Link(
-        "NVLink 4 (H100, H200)", 900 * GB / 2, "18 links x 25 GB/s each way",
+        "NVLink 4 (H100, H200)",
+        900 * GB / 2,
+        "18 links x 25 GB/s each way",
         "cite:nvidia2022hopper (eighteen fourth-generation NVLinks, 900 GB/s total per GPU)",
     ),
     "nvlink5": Link(
-        "NVLink 5 (B200, GB200)", 1.8e12 / 2, "18 links x 50 GB/s each way",
+        "NVLink 5 (B200, GB200)",
+        1.8e12 / 2,
+        "18 links x 50 GB/s each way",
         "cite:nvidia2024gb200 (fifth-generation NVLink, 1.8 TB/s per GPU)",
     ),
     "pcie4": Link(
-        "PCIe 4.0 x16", _pcie(16e9), "16 GT/s per lane, 128b/130b",
+        "PCIe 4.0 x16",
+        _pcie(16e9),
+        "16 GT/s per lane, 128b/130b",
         "cite:pcisig2019pcie (PCIe 4.0: 16 GT/s per lane; 5.0: 32 GT/s; 128b/130b encoding)",
     ),
     "pcie5": Link(
-        "PCIe 5.0 x16", _pcie(32e9), "32 GT/s per lane, 128b/130b",
+        "PCIe 5.0 x16",
+        _pcie(32e9),
+        "32 GT/s per lane, 128b/130b",
         "cite:pcisig2019pcie (PCIe 5.0: 32 GT/s per lane, 128b/130b encoding)",
     ),
     "ib-ndr": Link(
-        "InfiniBand NDR", 400e9 / 8, "4 lanes x 100 Gb/s",
+        "InfiniBand NDR",
+        400e9 / 8,
+        "4 lanes x 100 Gb/s",
         "cite:nvidia2024basepod (DGX H100/H200: ConnectX-7, up to 400 Gb/s, one per GPU)",
     ),
 }
@@ -352,83 +366,6 @@ def other_accelerator(name: str) -> GPU:
     try:
         return OTHER_ACCELERATORS[name]
     except KeyError:
-        raise KeyError(f"unknown accelerator {name!r}; known: {', '.join(OTHER_ACCELERATORS)}") from None
-
-
-# --- added for kernels ---
-# What one streaming multiprocessor (SM) can hold at once, which decides occupancy, and the
-# granules of the memory system, which decide coalescing and bank conflicts. The per-SM limits
-# are the CUDA C++ Programming Guide's table of technical specifications per compute
-# capability; the allocation granularities are those of NVIDIA's CUDA Occupancy Calculator; the
-# 32-byte sector is the unit in which the Best Practices Guide counts a warp's global accesses.
-
-
-@dataclass(frozen=True)
-class SMLimits:
-    """Per-SM resources of one compute capability, as the CUDA documentation states them."""
-
-    compute_capability: str
-    warp_size: int
-    max_threads_per_block: int
-    max_warps_per_sm: int
-    max_blocks_per_sm: int
-    registers_per_sm: int  # 32-bit registers
-    max_registers_per_thread: int
-    register_alloc_unit: int  # registers are handed out per warp, in units of this many
-    smem_per_sm: int  # bytes: the largest shared-memory carve-out of one SM
-    max_smem_per_block: int  # bytes one block may use (opt-in above 48 KB)
-    smem_reserved_per_block: int  # bytes the system reserves for each resident block
-    smem_alloc_unit: int  # bytes: shared memory is allocated per block in these units
-    smem_banks: int
-    smem_bank_bytes: int
-    sector_bytes: int  # global-memory transaction granule (L1/L2 sector)
-    cache_line_bytes: int
-    sources: dict[str, str] = field(default_factory=dict, repr=False)
-
-
-_SM_SOURCES = {
-    "limits": "cite:nvidia2025cudaguide (Technical Specifications per Compute Capability: 32 "
-    "threads per warp, 1,024 threads per block, 64 resident warps and 32 resident blocks per "
-    "SM, 64K 32-bit registers per SM, 255 registers per thread, 32 shared-memory banks of 4 "
-    "bytes; shared memory per SM 164 KB (8.0) / 228 KB (9.0), per block 163 KB / 227 KB, 1 KB "
-    "reserved per block)",
-    "granularity": "cite:nvidia2023occupancy (register allocation unit 256, per warp; shared "
-    "memory allocation unit 128 bytes)",
-    "sector": "cite:nvidia2025bestpractices (a warp's accesses coalesce into as many 32-byte "
-    "transactions as needed; 128-byte cache lines)",
-}
-
-SM_LIMITS: dict[str, SMLimits] = {
-    "A100-80GB-SXM": SMLimits(
-        "8.0", 32, 1024, 64, 32, 65536, 255, 256,
-        164 * KIB, 163 * KIB, 1 * KIB, 128, 32, 4, 32, 128, _SM_SOURCES,
-    ),
-    "H100-SXM": SMLimits(
-        "9.0", 32, 1024, 64, 32, 65536, 255, 256,
-        228 * KIB, 227 * KIB, 1 * KIB, 128, 32, 4, 32, 128, _SM_SOURCES,
-    ),
-    "H200-SXM": SMLimits(
-        "9.0", 32, 1024, 64, 32, 65536, 255, 256,
-        228 * KIB, 227 * KIB, 1 * KIB, 128, 32, 4, 32, 128, _SM_SOURCES,
-    ),
-}
-
-
-def sm_limits(name: str) -> SMLimits:
-    """The per-SM limits of the registered GPU ``name`` (see ``SM_LIMITS``)."""
-    try:
-        return SM_LIMITS[name]
-    except KeyError:
-        raise KeyError(f"no SM limits for {name!r}; known: {', '.join(SM_LIMITS)}") from None
-
-
-# --- added for attention ---
-# Throughput of the special-function units that evaluate exponentials (MUFU.EX2), the
-# bottleneck of the softmax once the matrix products run on tensor cores.
-EXP_THROUGHPUT: dict[str, float] = {
-    "H100-SXM": 3.9 * TERA,
-}
-EXP_THROUGHPUT_SOURCES: dict[str, str] = {
-    "H100-SXM": "cite:shah2024flashattention3 (section 3: the H100 SXM5 has 989 TFLOPS of "
-    "FP16 matmul but only 3.9 TFLOPS of special functions such as exponential)",
-}
+        raise KeyError(
+            f"unknown accelerator {name!r}; known: {', '.join(OTHER_ACCELERATORS)}"
+        ) from None

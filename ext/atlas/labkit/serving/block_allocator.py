@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+ROLE = "taught"
+
 
 class OutOfBlocks(RuntimeError):
     """No free block is left: the scheduler must wait or preempt a sequence."""

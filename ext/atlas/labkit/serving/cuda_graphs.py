@@ -9,6 +9,8 @@ eagerly, without a graph.
 
 from __future__ import annotations
 
+ROLE = "taught"
+
 EAGER_ABOVE = 512  # decode batches larger than this run without a graph
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+ROLE = "taught"
+
 Cost = Callable[[list[tuple[int, int]]], float]
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import torch
 
+ROLE = "taught"
+
 
 def lora_batched(
     x: torch.Tensor,
@@ -36,5 +38,6 @@ def lora_batched(
 
 
 def lora_flops_overhead(h_in: int, h_out: int, rank: int) -> float:
-    """Extra FLOPs of the adapter path over the base multiply: ``r (h_in + h_out) / (h_in h_out)``."""
+    """Extra FLOPs of the adapter path over the base multiply:
+    ``r (h_in + h_out) / (h_in h_out)``."""
     return rank * (h_in + h_out) / (h_in * h_out)

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atlas.labkit.harness import GIB, MIB  # one GIB for the whole book
 from atlas.labkit.registry.models import model as registry_model
+from atlas.labkit.units import GIB, MIB  # one GIB for the whole book
+
+ROLE = "taught"
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import torch
 
+ROLE = "taught"
+
 
 @dataclass
 class PagedKVCache:

@@ -18,6 +18,8 @@ from array import array
 from collections import deque
 from dataclasses import dataclass, field
 
+ROLE = "taught"
+
 
 def chain_hash(tokens: list[int], prev: int | None) -> int:
     """64-bit hash of one block's tokens chained to the previous block's hash."""

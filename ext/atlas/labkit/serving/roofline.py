@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from atlas.labkit.registry.hardware import gpu
 from atlas.labkit.serving.models import ModelConfig
 
+ROLE = "taught"
+
 
 @dataclass(frozen=True)
 class Gpu:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from atlas.labkit.serving.prefix_cache import RadixCache
 
+ROLE = "taught"
+
 POLICIES = ("round-robin", "cache-aware", "cache-aware-balanced")
 
 

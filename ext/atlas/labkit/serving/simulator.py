@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from atlas.labkit.serving.models import ModelConfig
 from atlas.labkit.serving.roofline import Gpu, step_cost
 
+ROLE = "taught"
+
 Cost = Callable[[list[tuple[int, int]]], float]
 
 
@@ -104,7 +106,7 @@ class SimResult:
     def goodput(self, ttft_slo: float, tpot_slo: float) -> float:
         """Requests that met both objectives per second of this run (a per-run count, not
         DistServe's goodput, which is the highest arrival rate at which a target share of
-        requests meets them; ``harness.distserve_goodput`` searches for that rate)."""
+        requests meets them; ``checks.serving.common.distserve_goodput`` searches for that rate)."""
         return self.met(ttft_slo, tpot_slo) / self.makespan
 
     def summary(self, ttft_slo: float = 1.0, tpot_slo: float = 0.05) -> dict[str, float]:

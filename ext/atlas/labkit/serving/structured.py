@@ -12,6 +12,8 @@ The automaton here is written by hand for one small pattern, ``{"n": [0-9]+}``: 
 
 from __future__ import annotations
 
+ROLE = "taught"
+
 DEAD = -1
 PREFIX = '{"n": '
 DIGITS = 7

@@ -1,4 +1,5 @@
-"""atlas.labkit.speculative: the code the speculative-decoding chapter teaches, and its harness.
+"""atlas.labkit.speculative: the code the speculative-decoding chapter teaches; its checks are in
+``atlas.labkit.checks.speculative``.
 
 Taught modules (each quoted on its page with the ``labcode`` directive):
 
@@ -13,7 +14,10 @@ Taught modules (each quoted on its page with the ``labcode`` directive):
 - :mod:`.engine`: what a serving engine adds: batched verification of fixed-stride drafts,
   rewinding paged-KV bookkeeping, and the roofline of a speculative step against batch size.
 
-:mod:`.harness` holds what the labs need but the pages do not teach: seeded distributions,
+:mod:`atlas.labkit.checks.speculative` holds what the labs need but the pages do not teach:
+seeded distributions,
 Monte Carlo estimates and their bounds, the plain decoding reference, and the upstream
 functions (EAGLE, Megatron-LM) run from their source at the pins.
 """
+
+ROLE = "taught"

@@ -15,6 +15,8 @@ import torch
 
 from atlas.labkit.speculative.model import KVCache, TinyLM
 
+ROLE = "taught"
+
 
 class ModelDrafter:
     """A smaller model that drafts greedily, with a cache of its own."""

@@ -15,6 +15,8 @@ import torch
 from atlas.labkit.serving.models import ModelConfig
 from atlas.labkit.serving.roofline import Gpu, StepCost, step_cost
 
+ROLE = "taught"
+
 
 def verify_batch(inputs: torch.Tensor, outputs: torch.Tensor) -> torch.Tensor:
     """Accepted drafts per request for greedy (or exact-match) verification.

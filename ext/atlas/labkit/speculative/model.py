@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+ROLE = "taught"
+
 
 @dataclass
 class KVCache:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import torch
 
+ROLE = "taught"
+
 
 def residual(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     """``norm(max(0, p - q))`` over the last dimension: where the target has more mass than

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import torch
 
+ROLE = "taught"
+
 
 def tree_mask(parents: list[int]) -> torch.Tensor:
     """``mask[i, j]`` is True when node ``j`` is node ``i`` or one of its ancestors."""

@@ -14,5 +14,8 @@ Taught modules (each shown on its page with ``labcode``):
 - :mod:`.memory`: the per-GPU memory model of a configuration, and the configuration search;
 - :mod:`.stability`: the loss-spike test, the rerun state machine, the straggler report.
 
-:mod:`.harness` holds what checks them: Megatron-LM's own functions at the pin, byte counters.
+:mod:`atlas.labkit.checks.training` holds what checks them: Megatron-LM's own functions at the
+pin, byte counters.
 """
+
+ROLE = "taught"

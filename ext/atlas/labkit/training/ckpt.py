@@ -29,6 +29,8 @@ from typing import Any
 import numpy
 import torch
 
+ROLE = "taught"
+
 METADATA = "metadata.json"
 
 
@@ -60,7 +62,9 @@ class ShardedTensor:
 
     @property
     def local_shape(self) -> tuple[int, ...]:
-        return tuple(g // f for g, f in zip(self.global_shape, self.axis_fragmentations))
+        return tuple(
+            g // f for g, f in zip(self.global_shape, self.axis_fragmentations, strict=True)
+        )
 
     def without_data(self) -> ShardedTensor:
         return replace(self, data=None)
@@ -118,19 +122,19 @@ def load_sharded(request: ShardedTensor, directory: str) -> torch.Tensor:
     if saved_shape != request.global_shape:
         raise ValueError(f"{request.key}: saved {saved_shape}, requested {request.global_shape}")
     want_lo = request.global_offset
-    want_hi = tuple(o + n for o, n in zip(want_lo, request.local_shape))
+    want_hi = tuple(o + n for o, n in zip(want_lo, request.local_shape, strict=True))
     out: torch.Tensor | None = None
     covered = torch.zeros(request.local_shape, dtype=torch.int32)
     for offset, name in _pieces(directory, request.key):
         piece = torch.load(os.path.join(directory, name))
         if out is None:
             out = torch.empty(request.local_shape, dtype=piece.dtype)
-        lo = [max(a, b) for a, b in zip(want_lo, offset)]
-        hi = [min(a, b + n) for a, b, n in zip(want_hi, offset, piece.shape)]
-        if any(low >= high for low, high in zip(lo, hi)):
+        lo = [max(a, b) for a, b in zip(want_lo, offset, strict=True)]
+        hi = [min(a, b + n) for a, b, n in zip(want_hi, offset, piece.shape, strict=True)]
+        if any(low >= high for low, high in zip(lo, hi, strict=True)):
             continue
-        dst = tuple(slice(low - w, high - w) for low, high, w in zip(lo, hi, want_lo))
-        src = tuple(slice(low - o, high - o) for low, high, o in zip(lo, hi, offset))
+        dst = tuple(slice(low - w, high - w) for low, high, w in zip(lo, hi, want_lo, strict=True))
+        src = tuple(slice(low - o, high - o) for low, high, o in zip(lo, hi, offset, strict=True))
         out[dst] = piece[src]
         covered[dst] += 1
     if not bool((covered == 1).all()):
@@ -183,7 +187,9 @@ class AsyncSave:
         finalize(self.snapshot, self.directory, self.rank)
 
 
-def resume_state(model: torch.nn.Module, optimizer: torch.optim.Optimizer, consumed: int, iteration: int) -> dict[str, Any]:
+def resume_state(
+    model: torch.nn.Module, optimizer: torch.optim.Optimizer, consumed: int, iteration: int
+) -> dict[str, Any]:
     """Everything a resumed run needs to continue exactly where this one stopped."""
     return {
         "model": {k: v.clone() for k, v in model.state_dict().items()},
@@ -198,7 +204,9 @@ def resume_state(model: torch.nn.Module, optimizer: torch.optim.Optimizer, consu
     }
 
 
-def restore_state(state: dict[str, Any], model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> tuple[int, int]:
+def restore_state(
+    state: dict[str, Any], model: torch.nn.Module, optimizer: torch.optim.Optimizer
+) -> tuple[int, int]:
     """Load a :func:`resume_state` dict; returns ``(consumed_samples, iteration)``."""
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])

@@ -28,12 +28,24 @@ from collections.abc import Iterator, Sequence
 
 import numpy
 
+ROLE = "taught"
+
 HEADER = b"MMIDIDX\x00\x00"
-DTYPE_CODES = {numpy.uint8: 1, numpy.int8: 2, numpy.int16: 3, numpy.int32: 4, numpy.int64: 5,
-               numpy.float64: 6, numpy.float32: 7, numpy.uint16: 8}
+DTYPE_CODES = {
+    numpy.uint8: 1,
+    numpy.int8: 2,
+    numpy.int16: 3,
+    numpy.int32: 4,
+    numpy.int64: 5,
+    numpy.float64: 6,
+    numpy.float32: 7,
+    numpy.uint16: 8,
+}
 
 
-def write_indexed(prefix: str, documents: Sequence[Sequence[int]], dtype: type = numpy.uint16) -> None:
+def write_indexed(
+    prefix: str, documents: Sequence[Sequence[int]], dtype: type = numpy.uint16
+) -> None:
     """Write ``prefix.bin`` (all tokens) and ``prefix.idx`` (the index), one sequence a document.
 
     ``.idx``: the 9-byte header, version 1 and the token dtype's code, the sequence and
@@ -88,7 +100,9 @@ class IndexedReader:
         return numpy.frombuffer(self.bin, self.dtype, length, start)
 
 
-def sample_index(lengths: numpy.ndarray, doc_index: numpy.ndarray, seq_length: int) -> numpy.ndarray:
+def sample_index(
+    lengths: numpy.ndarray, doc_index: numpy.ndarray, seq_length: int
+) -> numpy.ndarray:
     """Where each sample starts, as ``(position in doc_index, token offset in that document)``.
 
     The documents, in ``doc_index`` order, form one stream; sample ``i`` is its tokens
@@ -123,8 +137,14 @@ class GPTSamples:
     loaded on the next build (``cache_hit`` tells which happened).
     """
 
-    def __init__(self, reader: IndexedReader, seq_length: int, num_samples: int, seed: int,
-                 cache_dir: str | None = None) -> None:
+    def __init__(
+        self,
+        reader: IndexedReader,
+        seq_length: int,
+        num_samples: int,
+        seed: int,
+        cache_dir: str | None = None,
+    ) -> None:
         self.reader, self.seq_length = reader, seq_length
         lengths = reader.sequence_lengths
         docs = numpy.arange(len(reader), dtype=numpy.int32)
@@ -132,11 +152,23 @@ class GPTSamples:
         epochs = 1
         while epochs * tokens_per_epoch < num_samples * seq_length + 1:
             epochs += 1
-        description = json.dumps({"class": "GPTSamples", "documents": len(reader),
-                                  "tokens": tokens_per_epoch, "seq_length": seq_length,
-                                  "num_samples": num_samples, "seed": seed, "epochs": epochs})
+        description = json.dumps(
+            {
+                "class": "GPTSamples",
+                "documents": len(reader),
+                "tokens": tokens_per_epoch,
+                "seq_length": seq_length,
+                "num_samples": num_samples,
+                "seed": seed,
+                "epochs": epochs,
+            }
+        )
         digest = hashlib.md5(description.encode()).hexdigest()
-        paths = {k: os.path.join(cache_dir, f"{digest}-{k}.npy") for k in ("doc", "sample", "shuffle")} if cache_dir else {}
+        paths = (
+            {k: os.path.join(cache_dir, f"{digest}-{k}.npy") for k in ("doc", "sample", "shuffle")}
+            if cache_dir
+            else {}
+        )
         self.cache_hit = bool(paths) and all(os.path.isfile(p) for p in paths.values())
         # Megatron keeps a last epoch that is used for less than 80% apart: its documents and
         # samples are shuffled on their own, after the complete epochs, so that the partial
@@ -149,7 +181,8 @@ class GPTSamples:
         self.epochs, self.separate_last_epoch = epochs, separate
         if self.cache_hit:
             self.doc_index, self.sample_idx, self.shuffle_idx = (
-                numpy.load(paths[k], mmap_mode="r") for k in ("doc", "sample", "shuffle"))
+                numpy.load(paths[k], mmap_mode="r") for k in ("doc", "sample", "shuffle")
+            )
             return
         rng = numpy.random.RandomState(seed)
         groups = [epochs - 1, 1] if separate else [epochs]
@@ -163,14 +196,18 @@ class GPTSamples:
         total = len(self.sample_idx) - 1
         bounds = [0, n_before_last, total] if separate else [0, total]
         shuffle_parts = []
-        for lo, hi in zip(bounds, bounds[1:]):
+        for lo, hi in zip(bounds, bounds[1:], strict=False):
             part = numpy.arange(lo, hi, dtype=numpy.uint32)
             rng.shuffle(part)
             shuffle_parts.append(part)
         self.shuffle_idx = numpy.concatenate(shuffle_parts)
         if paths:
             os.makedirs(cache_dir, exist_ok=True)
-            for k, arr in zip(("doc", "sample", "shuffle"), (self.doc_index, self.sample_idx, self.shuffle_idx)):
+            for k, arr in zip(
+                ("doc", "sample", "shuffle"),
+                (self.doc_index, self.sample_idx, self.shuffle_idx),
+                strict=True,
+            ):
                 numpy.save(paths[k], arr)
 
     def __len__(self) -> int:
@@ -231,7 +268,9 @@ class PretrainingSampler:
     data-parallel ranks still continues at the same sample.
     """
 
-    def __init__(self, total: int, consumed_samples: int, micro_batch: int, dp_rank: int, dp_size: int) -> None:
+    def __init__(
+        self, total: int, consumed_samples: int, micro_batch: int, dp_rank: int, dp_size: int
+    ) -> None:
         if not 0 <= consumed_samples < total:
             raise ValueError(f"consumed_samples {consumed_samples} outside [0, {total})")
         self.total, self.consumed = total, consumed_samples

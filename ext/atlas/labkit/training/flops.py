@@ -15,7 +15,10 @@ free, the output head is a matrix like any other.
 
 from __future__ import annotations
 
-from atlas.labkit.registry.models import Model, params_active
+from atlas.labkit.models.counting import params_active
+from atlas.labkit.registry.schema import Model
+
+ROLE = "taught"
 
 
 def training_flops(m: Model, seq: int, batch: int) -> dict[str, float]:

@@ -15,6 +15,8 @@ from typing import Any
 
 import torch
 
+ROLE = "taught"
+
 Batch = tuple[torch.Tensor, torch.Tensor]
 
 

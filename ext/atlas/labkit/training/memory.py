@@ -22,9 +22,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atlas.labkit.registry.models import Model, attention_params, mlp_params
+from atlas.labkit.models.counting import attention_params, mlp_params
+from atlas.labkit.registry.schema import Model
 from atlas.labkit.training.mixed import bytes_per_param
 from atlas.labkit.training.recompute import recompute_flops_overhead
+
+ROLE = "taught"
 
 
 @dataclass(frozen=True)
@@ -67,8 +70,15 @@ def state_bytes(n_params: float, lay: Layout, param_bytes: int = 2, grad_bytes: 
 
 
 def layer_activation_bytes(
-    s: int, b: int, h: int, a: int, f: int, tp: int = 1, sp: bool = True,
-    recompute: str | None = "selective", norm_stats: bool = False,
+    s: int,
+    b: int,
+    h: int,
+    a: int,
+    f: int,
+    tp: int = 1,
+    sp: bool = True,
+    recompute: str | None = "selective",
+    norm_stats: bool = False,
 ) -> float:
     """Activation bytes one layer keeps for one microbatch (16-bit values, byte masks).
 
@@ -91,7 +101,9 @@ def layer_activation_bytes(
     return per_layer
 
 
-def activation_bytes(m: Model, lay: Layout, seq: int, micro_batch: int, num_microbatches: int) -> float:
+def activation_bytes(
+    m: Model, lay: Layout, seq: int, micro_batch: int, num_microbatches: int
+) -> float:
     """Activation bytes on a GPU of the first pipeline stage (Megatron-LM's accounting).
 
     Under 1F1B the first stage keeps ``min(m, p)`` microbatches of its ``L/p`` layers, that is
@@ -100,8 +112,9 @@ def activation_bytes(m: Model, lay: Layout, seq: int, micro_batch: int, num_micr
     output layer's input and fp32 logits (``4 s b (h + V)``).
     """
     s, b, h, p = seq, micro_batch, m.hidden, lay.pp
-    layer = layer_activation_bytes(s, b, h, m.attention.q_heads, m.mlp.intermediate,
-                                   lay.tp, lay.sp, lay.recompute)
+    layer = layer_activation_bytes(
+        s, b, h, m.attention.q_heads, m.mlp.intermediate, lay.tp, lay.sp, lay.recompute
+    )
     total = layer * m.layers  # already divided by t
     around = 8 * s * b * p + s * b * h * p
     if p > 1:
@@ -114,7 +127,9 @@ def activation_bytes(m: Model, lay: Layout, seq: int, micro_batch: int, num_micr
     return total
 
 
-def memory_per_gpu(m: Model, lay: Layout, seq: int, micro_batch: int, global_batch: int) -> dict[str, float]:
+def memory_per_gpu(
+    m: Model, lay: Layout, seq: int, micro_batch: int, global_batch: int
+) -> dict[str, float]:
     """Bytes on the most loaded GPU, by part."""
     n_micro = global_batch // (micro_batch * lay.dp)
     state = state_bytes(params_on_first_stage(m, lay), lay)
@@ -122,8 +137,16 @@ def memory_per_gpu(m: Model, lay: Layout, seq: int, micro_batch: int, global_bat
     return {"state": state, "activations": act, "total": state + act}
 
 
-def search(m: Model, gpus: int, gpu_bytes: float, seq: int, micro_batch: int, global_batch: int,
-           reserve: float = 0.10, tps: tuple[int, ...] = (1, 2, 4, 8)) -> list[tuple[Layout, float]]:
+def search(
+    m: Model,
+    gpus: int,
+    gpu_bytes: float,
+    seq: int,
+    micro_batch: int,
+    global_batch: int,
+    reserve: float = 0.10,
+    tps: tuple[int, ...] = (1, 2, 4, 8),
+) -> list[tuple[Layout, float]]:
     """Layouts of ``gpus`` GPUs that fit, with their fraction of ``gpu_bytes`` used.
 
     A layout fits when its total is below ``(1 - reserve) * gpu_bytes``. Sizes: ``t`` within a

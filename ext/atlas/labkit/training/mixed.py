@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+ROLE = "taught"
+
 
 class DynamicLossScaler:
     """Multiply the loss by ``scale`` so that small fp16 gradients do not flush to zero.
@@ -76,7 +78,9 @@ def unscale_and_check(grads: Sequence[torch.Tensor], scale: float) -> bool:
     return found
 
 
-def global_grad_norm(grads: Iterable[torch.Tensor], group: dist.ProcessGroup | None = None) -> float:
+def global_grad_norm(
+    grads: Iterable[torch.Tensor], group: dist.ProcessGroup | None = None
+) -> float:
     """The 2-norm of all gradients taken as one vector, over every rank of ``group``.
 
     Each rank sums the squares of the elements it owns; the sums are added across ranks, and
@@ -180,7 +184,9 @@ class MixedPrecisionAdam:
         }
 
 
-def bytes_per_param(param_bytes: int, grad_bytes: int, dp: int = 1, distributed: bool = False) -> float:
+def bytes_per_param(
+    param_bytes: int, grad_bytes: int, dp: int = 1, distributed: bool = False
+) -> float:
     """Bytes a rank keeps per parameter for Adam, Megatron-LM's ledger.
 
     Kept whole on every rank: the model parameter and its gradient. Divided by ``dp`` when the
@@ -201,7 +207,9 @@ class ParamRange:
     param: tuple[int, int]
 
 
-def shard_ranges(numels: Sequence[int], dp: int, rank: int) -> tuple[tuple[int, int], list[ParamRange | None]]:
+def shard_ranges(
+    numels: Sequence[int], dp: int, rank: int
+) -> tuple[tuple[int, int], list[ParamRange | None]]:
     """Cut the buffer that holds ``numels`` back to back into ``dp`` equal shards.
 
     The buffer is padded to a multiple of ``dp``; rank ``r`` owns ``[r n/dp, (r+1) n/dp)``.

@@ -27,6 +27,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+ROLE = "taught"
+
 MODES = (None, "selective", "full")
 
 
@@ -182,7 +184,11 @@ def activation_bytes(
 
 
 def recompute_flops_overhead(
-    s: int, h: int, mode: str | None, ffn: int | None = None, kv: int | None = None,
+    s: int,
+    h: int,
+    mode: str | None,
+    ffn: int | None = None,
+    kv: int | None = None,
     gated: bool = False,
 ) -> float:
     """Extra compute of recomputation, as a fraction of a layer's forward plus backward.

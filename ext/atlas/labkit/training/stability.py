@@ -20,6 +20,8 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+ROLE = "taught"
+
 TRANSIENT, PERSISTENT, CORRECT = "transient_error", "persistent_error", "correct_result"
 
 
@@ -76,7 +78,9 @@ def attribute(
     return {"diagnosis": diagnosis, "states": states, "values": [first, again, elsewhere]}
 
 
-def straggler_report(step_ms: list[float], flops_per_step: float, slow_factor: float = 0.9) -> dict[str, Any]:
+def straggler_report(
+    step_ms: list[float], flops_per_step: float, slow_factor: float = 0.9
+) -> dict[str, Any]:
     """Per-rank TFLOP/s and the ranks below ``slow_factor`` of the median.
 
     Every rank of a synchronous job waits for the slowest, so the step time each rank measures

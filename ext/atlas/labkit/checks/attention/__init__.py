@@ -1,0 +1,3 @@
+"""Checking code of the attention chapter's pages, one module per page."""
+
+ROLE = "check"

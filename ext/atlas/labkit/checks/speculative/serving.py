@@ -1,0 +1,104 @@
+"""Checks of the labs of ``speculative/serving.md``.
+
+The chapter's checks: seeded distributions, Monte Carlo estimates and their bounds, the plain
+decoding reference, and upstream functions run from their source at the pins (EAGLE's
+verification and tree buffers, Megatron-LM's verification and KV rewind).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import torch
+
+from atlas.labkit.pinned import definitions
+
+ROLE = "check"
+
+
+def megatron_mtp_utils() -> dict[str, Any]:
+    """``verify_speculative_tokens`` and ``rewind_kv_cache`` from Megatron-LM at the pin."""
+    return definitions(
+        "megatron",
+        "megatron/core/inference/text_generation_controllers/mtp_utils_pytorch.py",
+        ("verify_speculative_tokens", "rewind_kv_cache"),
+        {"torch": torch},
+    )
+
+
+def megatron_verify_agrees(batch: int, gamma: int, vocab: int, trials: int, seed: int = 0) -> bool:
+    """On random batches where drafts often match, our :func:`verify_batch` and Megatron's
+    ``verify_speculative_tokens`` (decode requests only) accept the same number per request."""
+    from atlas.labkit.speculative.engine import verify_batch
+
+    fn = megatron_mtp_utils()["verify_speculative_tokens"]
+    g = torch.Generator().manual_seed(seed)
+    for _ in range(trials):
+        outputs = torch.randint(vocab, (batch, gamma + 1), generator=g)
+        inputs = torch.randint(vocab, (batch, gamma + 1), generator=g)
+        copy_mask = torch.rand(batch, gamma, generator=g) < 0.7
+        inputs[:, 1:] = torch.where(copy_mask, outputs[:, :-1], inputs[:, 1:])
+        last, _mask, _ = fn(inputs.reshape(-1), outputs.reshape(-1), batch, 0, gamma)
+        theirs = last - torch.arange(batch) * (gamma + 1)
+        if not torch.equal(theirs, verify_batch(inputs, outputs)):
+            return False
+    return True
+
+
+def megatron_rewind_agrees(
+    requests: int, gamma: int, block_size: int, trials: int, seed: int = 0
+) -> dict[str, int]:
+    """Random paged states after a step of ``gamma + 1`` tokens per request; rewind them with
+    our :class:`BlockPool` and with Megatron's ``rewind_kv_cache`` and compare lengths, last
+    offsets, block counts, last block ids, the cleared table entries and the released blocks.
+    Returns counts of cases and of disagreements."""
+    from atlas.labkit.speculative.engine import BlockPool, PagedRequest
+
+    fn = megatron_mtp_utils()["rewind_kv_cache"]
+    g = random.Random(seed)
+    cases = released_total = bad = 0
+    for _ in range(trials):
+        pool = BlockPool(block_size, free=list(range(1000)))
+        g.shuffle(pool.free)
+        reqs, accepted, prefill = [], [], []
+        for _ in range(requests):
+            req = PagedRequest(blocks=[], length=0)
+            pool.reserve(req, g.randint(1, 5 * block_size))  # the context before the step
+            is_prefill = g.random() < 0.2
+            pool.reserve(req, 1 if is_prefill else gamma + 1)  # this step's tokens
+            reqs.append(req)
+            prefill.append(int(is_prefill))
+            accepted.append(0 if is_prefill else g.randint(0, gamma))
+        width = max(len(r.blocks) for r in reqs) + 1
+        table = torch.full((requests, width), -1, dtype=torch.long)
+        for i, r in enumerate(reqs):
+            table[i, : len(r.blocks)] = torch.tensor(r.blocks)
+        state = dict(
+            accepted_counts=torch.tensor(accepted),
+            prefill_status=torch.tensor(prefill),
+            last_kv_block_offset=torch.tensor([(r.length - 1) % block_size for r in reqs]),
+            kv_length_offsets=torch.tensor([r.length for r in reqs]),
+            kv_block_counts=torch.tensor([len(r.blocks) for r in reqs]),
+            last_kv_block_id=torch.tensor([r.blocks[-1] for r in reqs]),
+            kv_block_ids=table,
+        )
+        released, remove = fn(**state, num_speculative_tokens=gamma, block_size_tokens=block_size)
+        for i, r in enumerate(reqs):
+            cases += 1
+            rejected = 0 if prefill[i] else gamma - accepted[i]
+            ours = pool.rewind(r, rejected)
+            released_total += len(ours)
+            theirs = [int(released[i])] if bool(remove[i]) else []
+            row = table[i].tolist()
+            same = (
+                ours == theirs
+                and int(state["kv_length_offsets"][i]) == r.length
+                and int(state["last_kv_block_offset"][i]) == (r.length - 1) % block_size
+                and int(state["kv_block_counts"][i]) == len(r.blocks)
+                and int(state["last_kv_block_id"][i]) == r.blocks[-1]
+                and row[: len(r.blocks)] == r.blocks
+                and all(x == -1 for x in row[len(r.blocks) :])
+            )
+            bad += not same
+    return {"cases": cases, "blocks_released": released_total, "disagreements": bad}

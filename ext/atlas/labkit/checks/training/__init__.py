@@ -1,0 +1,3 @@
+"""Checking code of the training chapter's pages, one module per page."""
+
+ROLE = "check"
