@@ -153,13 +153,14 @@ def leftover_processes() -> str:
     still below it. Left running, it would hold the event pipe open and the build would wait
     for it for ever (its own lab long reported as passed).
     """
+    pids = descendants(os.getpid())
+    if not pids:
+        return ""
     ours = command_line(os.getpid())
     found = [
         "a fork of the lab's process" if command_line(pid) == ours else command_line(pid)
-        for pid in descendants(os.getpid())
+        for pid in pids
     ]
-    if not found:
-        return ""
     kill_descendants(os.getpid())
     _reap_zombies()
     shown = "; ".join(found[:3]) + (f"; and {len(found) - 3} more" if len(found) > 3 else "")
