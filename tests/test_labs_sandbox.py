@@ -124,6 +124,30 @@ def test_a_child_left_running_fails_its_lab_and_nothing_hangs(tmp_path: Path, pi
     assert _gone(int(pid_file.read_text()))  # the double-forked daemon was found and killed
 
 
+def test_a_helper_the_book_keeps_across_labs_is_not_a_leftover(tmp_path: Path, pid_file) -> None:
+    """The persistent git reader (atlas.git.process) is started by one lab, reused by the next,
+    and declared with atlas.processes.long_lived; it ends with the worker."""
+    first = (
+        ">>> import subprocess\n"
+        ">>> from atlas.processes import long_lived\n"
+        ">>> helper = subprocess.Popen(['sleep', '600'])\n"
+        ">>> long_lived(helper.pid)\n"
+        f">>> _ = open({str(pid_file)!r}, 'w').write(str(helper.pid))\n"
+    )
+    second = ">>> helper.poll() is None\nTrue\n"
+    spec = [
+        LabSpec("page", i, f"lab{i}", f"lab{i}", text, 1, 1, parse_examples(text, 1), 30.0)
+        for i, text in enumerate([first, second])
+    ]
+    pages = run([Job("page", "page", spec)], tmp_path / "worker.log")
+    assert [lab.status for lab in pages["page"].labs] == ["passed", "passed"], pages
+    helper = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while not _gone(helper) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(helper), "the helper outlived its worker"
+
+
 def test_a_timeout_kills_the_whole_tree(tmp_path: Path, pid_file) -> None:
     text = (
         ">>> import os, time\n"

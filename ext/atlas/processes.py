@@ -18,6 +18,7 @@ import signal
 
 _PR_SET_PDEATHSIG = 1  # prctl options, from <linux/prctl.h>
 _PR_SET_CHILD_SUBREAPER = 36
+_LONG_LIVED: set[int] = set()  # helpers this process keeps for its lifetime (see long_lived)
 
 
 def die_with_parent() -> None:
@@ -45,6 +46,22 @@ def become_subreaper() -> bool:
         return False
 
 
+def long_lived(pid: int) -> None:
+    """Declare child ``pid`` a helper this process keeps for its whole life, shared by every
+    caller (the persistent ``git cat-file`` reader of :mod:`atlas.git.process`).
+
+    Why: the lab worker fails a lab that leaves a process running, and kills it; a helper that
+    the book's own code starts once and reuses across labs is not the lab's doing. It ends with
+    the worker (its pipe closes, and the zygote kills what a worker leaves).
+    """
+    _LONG_LIVED.add(pid)
+
+
+def long_lived_helpers() -> frozenset[int]:
+    """The pids declared with :func:`long_lived` (those of this process's children)."""
+    return frozenset(_LONG_LIVED)
+
+
 def children(pid: int) -> list[int]:
     """The live (not zombie) children of ``pid``, from ``/proc`` (empty where it is absent)."""
     found: list[int] = []
@@ -70,14 +87,14 @@ def _is_zombie(pid: int) -> bool:
 
 
 def command_line(pid: int) -> str:
-    """``pid``'s command line, for messages (its name in brackets when it has none)."""
+    """``pid``'s command line, for messages ("" once it has gone or is exiting)."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
             words = cmdline.read().split(b"\0")
         text = " ".join(word.decode(errors="replace") for word in words if word)
     except OSError:
         text = ""
-    return text[:120] or "(gone)"
+    return text[:120]
 
 
 def descendants(pid: int) -> list[int]:

@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, overload
 
+from atlas.processes import long_lived
+
 GIT = "git"
 TRANSPORTS = ("file", "git", "ssh", "http", "https", "ext")
 # Every transport forbidden: a read never fetches (that is `make upstreams`' job).
@@ -148,7 +150,7 @@ class CatFilePipe:
         env = git_env(transports=False, extra={"GIT_DIR": str(self.git_dir)})
         self._stderr = tempfile.TemporaryFile()
         try:
-            return subprocess.Popen(
+            proc = subprocess.Popen(
                 [GIT, "cat-file", "--batch-command", "--buffer"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -158,6 +160,8 @@ class CatFilePipe:
             )
         except OSError as exc:
             raise GitStartError(f"cannot start git: {exc}") from exc
+        long_lived(proc.pid)  # kept across labs: the lab sandbox does not count it as left over
+        return proc
 
     def _pipe(self) -> subprocess.Popen[bytes]:
         if self._pid != os.getpid():  # forked (sphinx -j): never share the parent's pipe

@@ -28,6 +28,7 @@ from atlas.processes import (
     command_line,
     descendants,
     kill_descendants,
+    long_lived_helpers,
     seed_everything,
 )
 
@@ -153,7 +154,8 @@ def leftover_processes() -> str:
     still below it. Left running, it would hold the event pipe open and the build would wait
     for it for ever (its own lab long reported as passed).
     """
-    pids = descendants(os.getpid())
+    helpers = long_lived_helpers()  # the book's own, reused across labs (git's object reader)
+    pids = _still_running(helpers)
     if not pids:
         return ""
     ours = command_line(os.getpid())
@@ -161,7 +163,7 @@ def leftover_processes() -> str:
         "a fork of the lab's process" if command_line(pid) == ours else command_line(pid)
         for pid in pids
     ]
-    kill_descendants(os.getpid())
+    kill_descendants(os.getpid(), spare=helpers)
     _reap_zombies()
     shown = "; ".join(found[:3]) + (f"; and {len(found) - 3} more" if len(found) > 3 else "")
     return (
@@ -169,6 +171,17 @@ def leftover_processes() -> str:
         f"example ({shown}), killed now; a lab must wait for every process it starts "
         "(subprocess.run, Popen.wait, os.waitpid)"
     )
+
+
+def _still_running(helpers: frozenset[int], grace: float = 0.05) -> list[int]:
+    """The processes below this worker, but those that are exiting (a child that has just
+    called ``_exit`` is not left running: it is given ``grace`` seconds to be gone)."""
+    deadline = time.monotonic() + grace
+    while True:
+        pids = [p for p in descendants(os.getpid()) if p not in helpers and command_line(p)]
+        if not pids or time.monotonic() >= deadline:
+            return pids
+        time.sleep(0.005)
 
 
 def _reap_zombies() -> None:
