@@ -87,20 +87,22 @@ class Sandbox:
     _before: Snapshot | None = None
 
     def before_lab(self) -> None:
-        if not self.enforced and self.book_root is not None:
+        if not self.enforced and self.book_root is not None and self._before is None:
             self._before = Snapshot.of(self.book_root)
 
     def after_lab(self) -> str:
-        """What the lab wrote outside its scratch folder, in words ("" when nothing)."""
+        """What the lab wrote outside its scratch folder, in words ("" when nothing).
+
+        One snapshot per lab: the one taken after a lab is the next lab's "before".
+        """
         if self._before is None or self.book_root is None:
             return ""
-        changed = self._before.changes(Snapshot.of(self.book_root))
-        self._before = None
+        after = Snapshot.of(self.book_root)
+        changed, self._before = self._before.changes(after), after
         if not changed:
             return ""
-        shown = ", ".join(changed[:5]) + (
-            f" and {len(changed) - 5} more" if len(changed) > 5 else ""
-        )
+        more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        shown = ", ".join(changed[:5]) + more
         return f"it wrote outside its scratch folder, into the book's tree: {shown}; {HINT}"
 
 
