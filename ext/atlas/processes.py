@@ -39,6 +39,9 @@ def become_subreaper() -> bool:
     Why: a child that a lab forks and abandons (or that double-forks into a daemon) would be
     re-parented to init, out of sight, holding the lab's pipes open. As a subreaper, the worker
     (and the zygote above it) still sees it among its children, so it can name and kill it.
+    Why not a process group or a session: a child leaves either with one ``setsid()``; nor a
+    cgroup: creating one needs a delegated cgroup v2 tree, which not every CI machine or
+    container gives.
     """
     try:
         return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
