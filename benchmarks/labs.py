@@ -6,6 +6,9 @@
 (b) a 4-rank gloo all_reduce through ``run_ranks`` (ranks forked from a warm process) against
     ``torch.multiprocessing.spawn``; and the same through a whole lab (zygote start included).
     Target: at most 1.5 s end to end.
+(c) the sandbox (atlas.labs.sandbox): the same 50 labs under Landlock against the detecting
+    fallback (a snapshot of the book's tree before and after each lab), with the time of one
+    snapshot of this repository.
 
 Run: ``.venv/bin/python benchmarks/labs.py``. The last line printed is one JSON object.
 """
@@ -26,6 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ext"))
 from atlas.labs.directive import parse_examples  # noqa: E402
 from atlas.labs.model import LabSpec  # noqa: E402
 from atlas.labs.runner import Job, LabRunner  # noqa: E402
+from atlas.labs.sandbox import MODE_VARIABLE, Snapshot, describe  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
 
 LABS = 50
 TRIVIAL = ">>> import torch\n>>> int(torch.ones(2).sum())\n2\n"
@@ -41,9 +47,9 @@ ALL_REDUCE_LAB = """\
 """
 
 
-def job(name: str, text: str) -> Job:
+def job(name: str, text: str, book_root: str = "") -> Job:
     spec = LabSpec(name, 0, "lab", name, text, 1, 1, parse_examples(text, 1), 60.0)
-    return Job(name, name, [spec])
+    return Job(name, name, [spec], book_root=book_root)
 
 
 def run_jobs(jobs: list[Job], log: Path) -> tuple[float, float, list[str]]:
@@ -109,6 +115,31 @@ def run_ranks_all_reduce() -> float:
     return time.perf_counter() - started
 
 
+def sandbox_costs(log: Path) -> dict[str, float]:
+    """Milliseconds a lab (zygote start excluded) under each sandbox, and one snapshot."""
+    jobs = [job(f"box{i}", TRIVIAL, str(REPO)) for i in range(LABS)]
+    previous = os.environ.pop(MODE_VARIABLE, None)
+    try:
+        _, enforced, statuses = run_jobs(jobs, log)
+        assert statuses == ["passed"] * LABS, statuses
+        os.environ[MODE_VARIABLE] = "detect"
+        _, detected, statuses = run_jobs(jobs, log)
+        assert statuses == ["passed"] * LABS, statuses
+    finally:
+        os.environ.pop(MODE_VARIABLE, None)
+        if previous is not None:
+            os.environ[MODE_VARIABLE] = previous
+    started = time.perf_counter()
+    files = len(Snapshot.of(REPO).files)
+    snapshot = time.perf_counter() - started
+    return {
+        "enforced_ms": 1000 * enforced / LABS,
+        "detected_ms": 1000 * detected / LABS,
+        "snapshot_ms": 1000 * snapshot,
+        "files": files,
+    }
+
+
 def main() -> None:
     log = Path(tempfile.mkdtemp(prefix="labs-bench-")) / "worker.log"
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
@@ -140,6 +171,14 @@ def main() -> None:
         f"    ratio spawn / run_ranks: {spawned / forked:.1f}x; spawn / whole lab: "
         f"{spawned / lab_total:.1f}x"
     )
+    box = sandbox_costs(log)
+    print(f"(c) the sandbox ({describe()} here), {LABS} trivial labs once warm")
+    print(f"    enforced: {box['enforced_ms']:.1f} ms a lab")
+    print(
+        f"    detected (a snapshot of {box['files']} files before and after each lab): "
+        f"{box['detected_ms']:.1f} ms a lab; one snapshot {box['snapshot_ms']:.1f} ms"
+    )
+    print(f"    ratio detected / enforced: {box['detected_ms'] / box['enforced_ms']:.2f}x")
     print(
         json.dumps(
             {
@@ -155,6 +194,11 @@ def main() -> None:
                 "spawn_4_all_reduce_s": round(spawned, 3),
                 "ratio_spawn_over_run_ranks": round(spawned / forked, 2),
                 "ratio_spawn_over_lab_end_to_end": round(spawned / lab_total, 2),
+                "sandbox": describe(),
+                "sandbox_enforced_per_lab_ms": round(box["enforced_ms"], 1),
+                "sandbox_detected_per_lab_ms": round(box["detected_ms"], 1),
+                "sandbox_snapshot_ms": round(box["snapshot_ms"], 1),
+                "ratio_detected_over_enforced": round(box["detected_ms"] / box["enforced_ms"], 2),
                 "target_per_lab_ms_met": per_lab_ms <= 50,
                 "target_end_to_end_s_met": lab_total <= 1.5,
             }

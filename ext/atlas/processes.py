@@ -1,5 +1,5 @@
 """Process plumbing shared by the lab runner and the labkit: dying with the parent, seeding,
-killing a child, and saying in words how a child ended.
+killing a child or a whole tree of them, and saying in words how a child ended.
 
 Why one module, outside both packages: the zygote and its workers (:mod:`atlas.labs`) and the
 ranks of ``run_ranks`` (:mod:`atlas.labkit.ranks`) need the same few things, and their copies had
@@ -16,7 +16,9 @@ import os
 import random
 import signal
 
-_PR_SET_PDEATHSIG = 1  # prctl option, from <linux/prctl.h>
+_PR_SET_PDEATHSIG = 1  # prctl options, from <linux/prctl.h>
+_PR_SET_CHILD_SUBREAPER = 36
+_LONG_LIVED: set[int] = set()  # helpers this process keeps for its lifetime (see long_lived)
 
 
 def die_with_parent() -> None:
@@ -29,6 +31,112 @@ def die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
         pass
+
+
+def become_subreaper() -> bool:
+    """Adopt this process's orphaned descendants (Linux; False elsewhere).
+
+    Why: a child that a lab forks and abandons (or that double-forks into a daemon) would be
+    re-parented to init, out of sight, holding the lab's pipes open. As a subreaper, the worker
+    (and the zygote above it) still sees it among its children, so it can name and kill it.
+    Why not a process group or a session: a child leaves either with one ``setsid()``; nor a
+    cgroup: creating one needs a delegated cgroup v2 tree, which not every CI machine or
+    container gives.
+    """
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def long_lived(pid: int) -> None:
+    """Declare child ``pid`` a helper this process keeps for its whole life, shared by every
+    caller (the persistent ``git cat-file`` reader of :mod:`atlas.git.process`).
+
+    Why: the lab worker fails a lab that leaves a process running, and kills it; a helper that
+    the book's own code starts once and reuses across labs is not the lab's doing. It ends with
+    the worker (its pipe closes, and the zygote kills what a worker leaves).
+    """
+    _LONG_LIVED.add(pid)
+
+
+def long_lived_helpers() -> frozenset[int]:
+    """The pids declared with :func:`long_lived` (those of this process's children)."""
+    return frozenset(_LONG_LIVED)
+
+
+def children(pid: int) -> list[int]:
+    """The live (not zombie) children of ``pid``, from ``/proc`` (empty where it is absent)."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as listing:
+                found += [int(child) for child in listing.read().split()]
+        except OSError:
+            continue
+    return [child for child in found if not _is_zombie(child)]
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True  # gone already
+
+
+def command_line(pid: int) -> str:
+    """``pid``'s command line, for messages ("" once it has gone or is exiting)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            words = cmdline.read().split(b"\0")
+        text = " ".join(word.decode(errors="replace") for word in words if word)
+    except OSError:
+        text = ""
+    return text[:120]
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid``, parents before their children."""
+    found, queue = [], children(pid)
+    while queue:
+        child = queue.pop(0)
+        found.append(child)
+        queue += children(child)
+    return found
+
+
+def kill_descendants(pid: int, spare: frozenset[int] = frozenset(), rounds: int = 20) -> list[int]:
+    """SIGKILL every process below ``pid`` but those in ``spare`` (and theirs), and reap the
+    ones that are ``pid``'s own children when ``pid`` is this process; returns the pids killed.
+
+    Several rounds: a process forking as it is killed leaves orphans, which a subreaper adopts.
+    Killed top-down, each process is stopped before it can fork again (SIGKILL is immediate).
+    """
+    killed: list[int] = []
+    for _ in range(rounds):
+        tops = [child for child in children(pid) if child not in spare]
+        tree = list(dict.fromkeys(p for top in tops for p in (top, *descendants(top))))
+        if not tree:
+            break
+        for child in tree:
+            kill(child)
+        killed += tree
+        if pid == os.getpid():
+            for child in tops:
+                _reap(child)
+    return list(dict.fromkeys(killed))
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass  # not our child (a grandchild: its own parent or a subreaper reaps it)
 
 
 def seed_everything(seed: int) -> None:

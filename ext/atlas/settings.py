@@ -16,6 +16,7 @@ This module imports nothing from Sphinx: the rules are plain data, unit-tested o
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +96,7 @@ class Rule:
         elif self.kind in ("int", "number"):
             types: tuple[type, ...] = (int,) if self.kind == "int" else (int, float)
             ok = isinstance(value, types) and not isinstance(value, bool)
+            ok = ok and math.isfinite(value)  # inf and nan are no setting's value
             if ok and self.minimum is not None:
                 ok = value > self.minimum if self.above else value >= self.minimum
         elif self.kind == "bool":

@@ -25,7 +25,8 @@ def counted_book(tmp_path: Path, rootdir: Path, monkeypatch: pytest.MonkeyPatch)
     """A copy of test-labs-cache whose labs append a line to a counter file when they run."""
     src = tmp_path / "book"
     shutil.copytree(rootdir / "test-labs-cache", src)
-    counter = tmp_path / "ran.txt"
+    # In /dev/shm: the lab sandbox lets labs write there (and in their scratch folder) only.
+    counter = Path("/dev/shm") / f"atlas-labs-ran-{os.getpid()}-{tmp_path.name}.txt"
     counter.touch()
     monkeypatch.setenv("ATLAS_LABS_COUNTER", str(counter))
 
@@ -48,7 +49,8 @@ def counted_book(tmp_path: Path, rootdir: Path, monkeypatch: pytest.MonkeyPatch)
             app.cleanup()
         return counter.read_text().splitlines()[len(before) :], warnings.getvalue()
 
-    return src, build
+    yield src, build
+    counter.unlink(missing_ok=True)
 
 
 def edit(path: Path, old: str, new: str) -> None:

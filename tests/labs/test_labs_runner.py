@@ -31,11 +31,12 @@ def test_a_lab_that_kills_the_zygote_ends_the_run_cleanly(tmp_path: Path) -> Non
     )
     after = _job("after", ">>> 1\n1\n")
     seen: dict[str, str] = {}
-    with pytest.raises(ZygoteError, match="the lab zygote died"):
-        with LabRunner(tmp_path / "worker.log", jobs=1) as runner:
-            for job, page in runner.run([killer, after]):
-                seen[job.docname] = page.labs[0].status
-    assert seen == {"killer": "crashed"}
+    with LabRunner(tmp_path / "worker.log", jobs=1) as runner:
+        for job, page in runner.run([killer, after]):
+            seen[job.docname] = page.labs[0].status
+    # refused by the sandbox (failed) or done and blamed (crashed); the next page still runs
+    assert seen["killer"] in ("failed", "crashed")
+    assert seen["after"] == "passed"
 
 
 def test_timeout_segfault_and_results_in_one_run(tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ from git.exc import GitCommandNotFound, InvalidGitRepositoryError, NoSuchPathErr
 from git.objects.fun import tree_entries_from_data
 
 from atlas.git.process import open_store, start_error
+from atlas.processes import long_lived
 from atlas.git.revs import FULL_SHA, HEX, TAG, UnsafePath, check_rev
 
 __all__ = ["FULL_SHA", "HEX", "TAG", "GitStore", "UnsafePath", "check_path", "check_rev"]
@@ -135,6 +136,15 @@ class GitStore:
             return []
         return [cmd for cmd in (repo.git.cat_file_all, repo.git.cat_file_header) if cmd]
 
+    def _keep_helpers(self) -> None:
+        """Declare GitPython's persistent ``cat-file`` processes long-lived, once started: they
+        serve every lab of a worker, so the lab sandbox must not count them as a lab's leftover
+        process (:func:`atlas.processes.long_lived`)."""
+        for cmd in self._persistent():
+            proc = getattr(cmd, "proc", None)
+            if proc is not None and proc.pid is not None:
+                long_lived(proc.pid)
+
     def _died(self) -> str:
         """Forget the store's git (dead, or confused) and return what it said on stderr."""
         said = b""
@@ -157,7 +167,9 @@ class GitStore:
             raise UnsafePath(f"object name {name!r} holds a newline")
         with self.lock:
             try:
-                return read(self._repo())
+                answer = read(self._repo())
+                self._keep_helpers()
+                return answer
             except GitCommandNotFound as exc:
                 self._died()
                 raise GitStoreError(str(start_error(exc))) from exc

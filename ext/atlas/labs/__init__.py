@@ -13,9 +13,10 @@ Where each job lives:
   from a lab to its result); ``directive``: the ``lab`` directive (read time);
 - ``execute``: which pages to run, in which mode, with the cache (``cache``, keyed through
   ``imports``), at ``env-updated``; ``cache``: the results on disk, one file per page key;
-- ``runner`` (Sphinx side), ``zygote`` and ``worker`` (lab processes), talking through
-  ``protocol`` (the kinds of message and their framing, once); what they share with
-  ``atlas.labkit`` lives in :mod:`atlas.processes`;
+- ``runner`` (Sphinx side; ``jobs``: a page's run and the result made from its events),
+  ``zygote`` and ``worker`` (lab processes), talking through ``protocol`` (the kinds of message
+  and their framing, once); ``sandbox`` (a scratch folder, no write outside it, through
+  ``landlock``); what they share with ``atlas.labkit`` lives in :mod:`atlas.processes`;
 - ``imports``: what a lab takes from ``atlas.labkit`` (read with ``ast``), and
   ``labkit_root``, the one answer to "which labkit folder" (the cache key, labcode and the
   teaching check share it);

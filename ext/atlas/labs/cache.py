@@ -26,6 +26,7 @@ from pathlib import Path
 from atlas.bookroot import BookPaths
 from atlas.labs.imports import LABKIT, closure, lab_modules
 from atlas.labs.model import LabSpec, PageResult
+from atlas.labs.sandbox import describe as sandbox_kind
 from atlas.upstream.registry import load_registry, object_store
 
 ATLAS = LABKIT.parent
@@ -35,6 +36,8 @@ RUNNER_FILES = (
     "labs/zygote.py",
     "labs/protocol.py",
     "labs/model.py",
+    "labs/sandbox.py",
+    "labs/landlock.py",
     "processes.py",
 )
 
@@ -86,9 +89,10 @@ def device() -> str:
 
 @cache
 def runtime_digest() -> str:
-    """Python, torch, numpy, device and the runner's code."""
+    """Python, torch, numpy, device, the runner's code and its sandbox (a lab that writes into
+    the book fails on a refused write under Landlock, on a detected one without it)."""
     runner = _tree_digest(ATLAS, [ATLAS / name for name in RUNNER_FILES])
-    parts = [sys.version, _version("torch"), _version("numpy"), device(), runner]
+    parts = [sys.version, _version("torch"), _version("numpy"), device(), runner, sandbox_kind()]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 

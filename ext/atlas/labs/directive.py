@@ -7,6 +7,7 @@ executes at ``env-updated`` and :mod:`atlas.labs.render` turns the placeholder i
 from __future__ import annotations
 
 import doctest
+import math
 import re
 
 from docutils import nodes
@@ -31,6 +32,11 @@ def _positive_float(argument: str) -> float:
         value = 0.0
     if not value > 0:
         raise ValueError(f'":timeout: {argument}" is not a positive number of seconds')
+    if not math.isfinite(value):
+        raise ValueError(
+            f'":timeout: {argument}" is not a finite number of seconds (a lab that may run for '
+            "ever would hold the build for ever); give the longest it may take, e.g. 600"
+        )
     return value
 
 

@@ -64,7 +64,8 @@ def run_labs(
             results[docname] = _not_run(page_specs, "off", why)
         return sorted(changed | (reports if changed else set()))
 
-    upstreams = upstreams_digest(BookPaths.from_app(app))
+    paths = BookPaths.from_app(app)
+    upstreams = upstreams_digest(paths)
     labkit_folder = labkit_root(app)  # atlas_labkit_root (atlas.teach's), or ext/atlas/labkit
     memory = settings.memory_limit_mb
     seed = settings.seed
@@ -82,7 +83,7 @@ def run_labs(
                 results[docname] = cached
                 changed.add(docname)
                 continue
-        jobs.append(Job(docname, key, specs[docname], memory, seed))
+        jobs.append(Job(docname, key, specs[docname], memory, seed, str(paths.root)))
 
     if jobs:
         changed.update(_run(app, jobs, results, cache))

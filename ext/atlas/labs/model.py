@@ -8,10 +8,24 @@ by ``from_json`` here, once; :func:`result_of` is the one way from a lab to its 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, the replacement character.
+
+    Why: a lab that prints undecodable bytes (``bytes.decode(errors="surrogateescape")``, a
+    file name from ``os.listdir``) gives a ``str`` that no UTF-8 writer accepts; the page, the
+    log and the warnings file would each fail on it, and a failure there crashes Sphinx, which
+    deletes its environment. The reader sees where the bad bytes were.
+    """
+    return _SURROGATES.sub("\ufffd", text)
 
 
 class LabStatus(StrEnum):
@@ -94,6 +108,7 @@ class ExampleResult:
 
     def __post_init__(self) -> None:
         self.outcome = ExampleOutcome(self.outcome)
+        self.got = printable(self.got)
 
     def to_json(self) -> dict[str, Any]:
         return {"outcome": self.outcome.value, "got": self.got, "seconds": self.seconds}
@@ -115,6 +130,7 @@ class LabResult:
 
     def __post_init__(self) -> None:
         self.status = LabStatus(self.status)  # an unknown status is a ValueError here
+        self.message = printable(self.message)
 
     @property
     def ok(self) -> bool:

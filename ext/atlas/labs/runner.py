@@ -3,12 +3,17 @@
 Never imports torch. One event loop watches the zygote's socket and each worker's event pipe;
 the deadline of the lab being run is enforced from here with SIGKILL, so a lab stuck in C code
 (a collective, a deadlock) still ends, and the example it was on is known from the events.
+A page is finished when the zygote has said how its worker ended (or has died): a lab that
+kills the zygote is blamed, not reported as passed, and the zygote is restarted for the pages
+that follow. Each job gets a scratch folder (its working directory, :mod:`atlas.labs.sandbox`),
+removed when the page is done.
 """
 
 from __future__ import annotations
 
 import os
 import selectors
+import shutil
 import socket
 import subprocess
 import sys
@@ -16,72 +21,18 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from atlas.labs import protocol
-from atlas.labs.model import (
-    ExampleOutcome,
-    ExampleResult,
-    LabResult,
-    LabSpec,
-    LabStatus,
-    PageResult,
-)
+from atlas.labs.jobs import Job, Running, page_result
+from atlas.labs.model import LabResult, PageResult
 from atlas.labs.protocol import Kind
-from atlas.processes import kill
+from atlas.processes import describe_exit, kill
 
 STARTUP_TIMEOUT = 180.0  # seconds for the zygote to import torch on a cold, busy machine
 EXIT_GRACE = 2.0  # seconds to wait for the zygote to report how a dead worker ended
-
-
-@dataclass
-class Job:
-    """One page's labs, to run in one worker."""
-
-    docname: str
-    key: str
-    specs: list[LabSpec]
-    memory_limit_mb: int = 0
-    seed: int = 0
-
-    def payload(self) -> dict[str, Any]:
-        return {
-            "docname": self.docname,
-            "memory_limit_mb": self.memory_limit_mb,
-            "labs": [
-                {
-                    "text": spec.text,
-                    "needs": spec.needs,
-                    "expect_failure": spec.expect_failure,
-                    "seed": self.seed,
-                    "filename": f"{spec.docname} (lab {spec.index + 1}, line {spec.line})",
-                }
-                for spec in self.specs
-            ],
-        }
-
-
-@dataclass
-class _Running:
-    job: Job
-    fd: int
-    started: float
-    deadline: float
-    reader: protocol.Reader = field(default_factory=protocol.Reader)
-    pid: int = 0
-    environment: str = ""
-    lab: int = -1
-    example: int = -1
-    lab_started: float = 0.0
-    results: dict[int, LabResult] = field(default_factory=dict)
-    done: bool = False
-    eof: bool = False
-    eof_at: float = 0.0
-    exit: str = ""
-    timed_out: bool = False
-    error: str = ""
+MAX_WAIT = 3600.0  # seconds of one select() at most (a huge :timeout: must not overflow it)
+MAX_RESTARTS = 10  # zygote restarts in one run before the runner gives up
 
 
 class ZygoteError(RuntimeError):
@@ -99,6 +50,7 @@ class LabRunner:
         self._process: subprocess.Popen[bytes] | None = None
         self._ready = False
         self._dead = False
+        self._restarts = 0
         self._next_id = 0
 
     def start(self) -> LabRunner:
@@ -168,18 +120,18 @@ class LabRunner:
         """Yield each job with its result as soon as its page is done (for progress)."""
         assert self._sock is not None, "use LabRunner as a context manager"
         pending = deque(jobs)
-        running: dict[int, _Running] = {}
+        running: dict[int, Running] = {}
         selector = selectors.DefaultSelector()
         selector.register(self._sock, selectors.EVENT_READ)
         try:
             while pending or running:
                 while pending and len(running) < self.max_workers:
-                    job_id, state = self._launch(pending.popleft())
+                    job_id, state = self._launch(pending.popleft(), running, selector)
                     running[job_id] = state
                     selector.register(state.fd, selectors.EVENT_READ, job_id)
                 now = time.monotonic()
                 wake = min(self._next_deadline(state) for state in running.values())
-                for key, _ in selector.select(timeout=max(0.0, wake - now)):
+                for key, _ in selector.select(timeout=min(MAX_WAIT, max(0.0, wake - now))):
                     if key.fileobj is self._sock:
                         self._on_zygote(running, selector)
                     else:
@@ -189,43 +141,106 @@ class LabRunner:
                     self._enforce_deadline(state, now)
                     if self._finished(state, now):
                         del running[job_id]
-                        os.close(state.fd)
-                        yield state.job, self._result(state)
+                        self._close(state, selector)
+                        yield state.job, page_result(state)
         finally:
             for state in running.values():
                 self._kill(state)
-                os.close(state.fd)
+                self._close(state, selector)
             selector.close()
 
-    def _launch(self, job: Job) -> tuple[int, _Running]:
+    def _close(self, state: Running, selector: selectors.BaseSelector) -> None:
+        if not state.exit and not state.server_died:
+            self._kill(state)  # ended without the zygote saying how: never leave it running
+        if not state.eof:
+            selector.unregister(state.fd)
+        os.close(state.fd)
+        if state.scratch:
+            shutil.rmtree(state.scratch, ignore_errors=True)
+
+    def _launch(
+        self, job: Job, running: dict[int, Running], selector: selectors.BaseSelector
+    ) -> tuple[int, Running]:
+        """Send the job to the zygote, restarting the zygote first if it died."""
+        for _ in range(2):
+            if self._dead:
+                self._restart(selector)
+            try:
+                return self._send(job)
+            except OSError:  # it died, and we had not read its end yet
+                self._on_zygote_death(running, selector)
+        raise ZygoteError(f"the lab zygote died as it was given a page; see {self.log_path}")
+
+    def _send(self, job: Job) -> tuple[int, Running]:
         assert self._sock is not None
-        if self._dead:
-            raise ZygoteError(f"the lab zygote died; see {self.log_path}")
         self._next_id += 1
+        scratch = tempfile.mkdtemp(prefix="atlas-lab-")
         read_fd, write_fd = os.pipe()
-        with tempfile.TemporaryFile() as job_file:
-            protocol.write_job(job_file, job.payload())
-            protocol.send_request(self._sock, self._next_id, job_file.fileno(), write_fd)
-        os.close(write_fd)
+        try:
+            with tempfile.TemporaryFile() as job_file:
+                protocol.write_job(job_file, job.payload(scratch))
+                protocol.send_request(self._sock, self._next_id, job_file.fileno(), write_fd)
+        except BaseException:
+            os.close(read_fd)
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
+        finally:
+            os.close(write_fd)
         os.set_blocking(read_fd, False)
         now = time.monotonic()
         first_timeout = job.specs[0].timeout if job.specs else 60.0
-        state = _Running(job=job, fd=read_fd, started=now, deadline=now + first_timeout)
+        state = Running(job=job, fd=read_fd, started=now, deadline=now + first_timeout)
+        state.scratch = scratch
         return self._next_id, state
 
-    def _next_deadline(self, state: _Running) -> float:
-        if state.eof:
-            return state.eof_at + EXIT_GRACE
+    def _restart(self, selector: selectors.BaseSelector) -> None:
+        """A fresh zygote after one died (a lab killed it): the pages after it still run."""
+        self._restarts += 1
+        if self._restarts > MAX_RESTARTS:
+            raise ZygoteError(f"the lab zygote died {MAX_RESTARTS} times; see {self.log_path}")
+        self.__exit__(None, None, None)
+        self._dead = False
+        self.__enter__()
+        assert self._sock is not None
+        selector.register(self._sock, selectors.EVENT_READ)
+
+    def _next_deadline(self, state: Running) -> float:
+        if state.ending_since:
+            return state.ending_since + EXIT_GRACE
         return state.deadline
 
-    def _on_zygote(self, running: dict[int, _Running], selector: selectors.BaseSelector) -> None:
+    def _on_zygote_death(
+        self, running: dict[int, Running], selector: selectors.BaseSelector
+    ) -> None:
+        """Blame the pages that were running (their workers die with it)."""
+        if self._dead:
+            return
+        self._dead = True
+        if self._sock is not None:
+            try:
+                selector.unregister(self._sock)
+            except KeyError:
+                pass
+        how = "it ended"
+        if self._process is not None:
+            try:
+                how = describe_exit(self._process.wait(timeout=EXIT_GRACE))
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+        now = time.monotonic()
+        victims = [state for state in running.values() if not state.exit]
+        for state in victims:
+            state.server_died, state.alongside = how, len(victims) - 1
+            state.ending(now)
+
+    def _on_zygote(self, running: dict[int, Running], selector: selectors.BaseSelector) -> None:
         assert self._sock is not None
-        message = protocol.recv_packet(self._sock)
+        try:
+            message = protocol.recv_packet(self._sock)
+        except ConnectionError:
+            message = None
         if message is None:  # the zygote died, and its workers with it
-            selector.unregister(self._sock)
-            self._dead = True
-            for state in running.values():
-                state.exit = state.exit or "the lab zygote died"
+            self._on_zygote_death(running, selector)
             return
         kind, job_id, value = message
         state = running.get(job_id)
@@ -237,8 +252,9 @@ class LabRunner:
                 self._kill(state)
         elif kind == Kind.EXITED:
             state.exit = value
+            state.ending(time.monotonic())
 
-    def _on_events(self, state: _Running, selector: selectors.BaseSelector) -> None:
+    def _on_events(self, state: Running, selector: selectors.BaseSelector) -> None:
         try:
             chunk = os.read(state.fd, 1 << 20)
         except BlockingIOError:
@@ -246,6 +262,7 @@ class LabRunner:
         if not chunk:
             selector.unregister(state.fd)
             state.eof, state.eof_at = True, time.monotonic()
+            state.ending(state.eof_at)
             return
         for kind, *values in state.reader.feed(chunk):
             if kind == Kind.HELLO:
@@ -260,52 +277,26 @@ class LabRunner:
                 state.results[values[0]] = LabResult.from_json(values[1])
             elif kind == Kind.DONE:
                 state.done = True
+                state.ending(time.monotonic())
             elif kind == Kind.ERROR:
                 state.error = values[0]
 
-    def _enforce_deadline(self, state: _Running, now: float) -> None:
-        if state.eof or state.timed_out or now < state.deadline:
+    def _enforce_deadline(self, state: Running, now: float) -> None:
+        if state.ending_since or now < state.deadline:
             return
         state.timed_out = True
+        state.ending(now)
         self._kill(state)
 
-    def _kill(self, state: _Running) -> None:
+    def _kill(self, state: Running) -> None:
         if state.pid:
             kill(state.pid)
 
-    def _finished(self, state: _Running, now: float) -> bool:
-        if not state.eof:
+    def _finished(self, state: Running, now: float) -> bool:
+        """Its pipe closed and the zygote said how the worker ended (or died); or, whatever
+        holds the pipe, a grace period after that (never a wait for ever)."""
+        if not state.ending_since:
             return False
-        return state.done or state.timed_out or bool(state.exit) or now >= state.eof_at + 2.0
-
-    def _result(self, state: _Running) -> PageResult:
-        specs = state.job.specs
-        labs: list[LabResult] = []
-        for index, spec in enumerate(specs):
-            if index in state.results:
-                labs.append(state.results[index])
-            elif index == max(state.lab, 0) and not state.done:
-                labs.append(self._interrupted(state, spec))
-            else:
-                reason = "an earlier lab of this page ended its session"
-                labs.append(LabResult(LabStatus.NOT_RUN, message=f"not run: {reason}"))
-        return PageResult(key=state.job.key, environment=state.environment, labs=labs)
-
-    def _interrupted(self, state: _Running, spec: LabSpec) -> LabResult:
-        """The lab that was running when the worker was killed or died."""
-        example = state.example if state.example >= 0 else None
-        where = "before its first example"
-        if example is not None:
-            ex = spec.examples[example]
-            first = ex.source.splitlines()[0] if ex.source else ""
-            where = f"in example {example + 1} (line {ex.line}: >>> {first})"
-        seconds = round(time.monotonic() - (state.lab_started or state.started), 4)
-        done = [ExampleResult(ExampleOutcome.PASSED) for _ in range(example or 0)]
-        if state.timed_out:
-            message = f"timed out after {spec.timeout:g} s {where}; its session was killed"
-            return LabResult(LabStatus.TIMEOUT, seconds, done, example, message)
-        how = state.exit or "no exit status reported"
-        message = f"the worker crashed ({how}) {where}"
-        if state.error:
-            message += f"\n{state.error}"
-        return LabResult(LabStatus.CRASHED, seconds, done, example, message)
+        if state.eof and (state.exit or state.server_died):
+            return True
+        return now >= state.ending_since + EXIT_GRACE

@@ -6,7 +6,9 @@ descriptors: a file holding the pickled job (no size limit) and the write end of
 which the worker sends its events straight to Sphinx. The zygote answers ``Kind.STARTED`` and,
 when the worker is reaped, ``Kind.EXITED``; the messages and their framing are
 :mod:`atlas.labs.protocol`'s. It dies with its parent, and its workers die with it, so nothing
-outlives the build.
+outlives the build. It is a subreaper: what a killed worker left running is re-parented to it,
+and it kills every child that is not a worker as soon as a worker ends, so no orphan holds a
+page's event pipe open (which would make the build wait for it for ever).
 """
 
 from __future__ import annotations
@@ -20,7 +22,13 @@ import traceback
 
 from atlas.labs import protocol
 from atlas.labs.protocol import Kind
-from atlas.processes import describe_exit, die_with_parent, kill
+from atlas.processes import (
+    become_subreaper,
+    describe_exit,
+    die_with_parent,
+    kill,
+    kill_descendants,
+)
 
 
 def _warm_up() -> None:
@@ -72,6 +80,7 @@ def serve(sock: socket.socket) -> None:
     signal.set_wakeup_fd(wakeup[1])
     signal.signal(signal.SIGCHLD, lambda *_: None)
     jobs: dict[int, object] = {}
+    become_subreaper()
     protocol.send_packet(sock, Kind.READY, os.getpid())
     try:
         while True:
@@ -84,6 +93,7 @@ def serve(sock: socket.socket) -> None:
                     break
                 job_id = jobs.pop(pid, None)
                 if job_id is not None:
+                    kill_descendants(os.getpid(), spare=frozenset(jobs))  # its orphans
                     how = describe_exit(os.waitstatus_to_exitcode(status))
                     protocol.send_packet(sock, Kind.EXITED, job_id, how)
             if sock not in readable:
@@ -102,6 +112,7 @@ def serve(sock: socket.socket) -> None:
     finally:
         for pid in jobs:
             kill(pid)
+        kill_descendants(os.getpid())
 
 
 def main(argv: list[str]) -> int:
