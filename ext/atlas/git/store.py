@@ -39,8 +39,8 @@ from git.exc import GitCommandNotFound, InvalidGitRepositoryError, NoSuchPathErr
 from git.objects.fun import tree_entries_from_data
 
 from atlas.git.process import open_store, start_error
-from atlas.processes import long_lived
 from atlas.git.revs import FULL_SHA, HEX, TAG, UnsafePath, check_rev
+from atlas.processes import long_lived
 
 __all__ = ["FULL_SHA", "HEX", "TAG", "GitStore", "UnsafePath", "check_path", "check_rev"]
 

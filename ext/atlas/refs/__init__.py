@@ -6,6 +6,9 @@ Modules, one job each:
   ``bibfile``: pybtex can read each ``.bib`` file (a project-file check, before the build);
 - ``checks``: the build's errors (a missing cited key, an entry without url, a malformed arXiv
   identifier, a raw link to a paper the bibliography holds), from ``bib``'s rules;
+- ``duplicates``: one key per work (the same arXiv id, DOI or title under two keys) and the key
+  convention, at the .bib file and line;
+- ``registry_cites``: the registries' ``cite:KEY`` sources resolved against the bibliography;
 - ``arxiv``: what an arXiv identifier or paper URL is, Sphinx-free, shared by the checks;
 - ``directive``: ``chapter-references``, the works cited in a chapter; ``state`` re-reads it
   when its folder gains or loses a page;
