@@ -1,0 +1,34 @@
+"""Mutations of the agents chapter's labkit (see benchmarks/mutants/__init__.py)."""
+# ruff: noqa: E501 - the texts to replace are exact lines of labkit
+
+from mutants.base import Mutation
+
+MUTATIONS: list[Mutation] = [
+    Mutation(
+        "truncate-one-step-fewer",
+        "agents",
+        "agents/context.py",
+        "    protected = units[-keep_last:] if keep_last else []",
+        "    protected = units[len(units) - keep_last + 1 :] if keep_last else []",
+        ("agents/react",),
+        "truncation protects one step fewer than keep_last",
+    ),
+    Mutation(
+        "envpool-round",
+        "agents",
+        "agents/envpool.py",
+        "    return math.ceil(demand_rate(workers, episode) * startup - 1e-9)",
+        "    return round(demand_rate(workers, episode) * startup)",
+        ("agents/agentenv",),
+        "the warm pool size is rounded instead of rounded up",
+    ),
+    Mutation(
+        "trajectory-unanswered-missed",
+        "agents",
+        "agents/trajectory.py",
+        "            missing = [c for c in asked if c not in answered]",
+        "            missing = [c for c in answered if c not in asked]",
+        ("agents/harness",),
+        "the trajectory checker's set difference runs backwards (unanswered calls not reported)",
+    ),
+]

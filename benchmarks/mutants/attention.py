@@ -1,0 +1,52 @@
+"""Mutations of the attention chapter's labkit (see benchmarks/mutants/__init__.py)."""
+# ruff: noqa: E501 - the texts to replace are exact lines of labkit
+
+from mutants.base import Mutation
+
+MUTATIONS: list[Mutation] = [
+    Mutation(
+        "online-softmax-no-rescale",
+        "attention",
+        "attention/flash.py",
+        "    acc = alpha[..., None] * acc + p @ v\n",
+        "    acc = acc + p @ v\n",
+        ("attention/flash-attention",),
+        "online softmax: the accumulator is not rescaled by e^(m - m') when the maximum grows",
+    ),
+    Mutation(
+        "merge-partials-equal-weights",
+        "attention",
+        "attention/decode.py",
+        "    weights = torch.exp(lses - lse_max)\n",
+        "    weights = torch.ones_like(lses)\n",
+        ("attention/decode",),
+        "split-KV merge weighs every partial equally instead of by exp(lse_i - max)",
+    ),
+    Mutation(
+        "mla-absorbed-scale-nope",
+        "attention",
+        "attention/mla.py",
+        "    scale = (q.shape[-1] + q_r.shape[-1]) ** -0.5  # the scale of the original head dimension",
+        "    scale = q.shape[-1] ** -0.5  # the scale of the original head dimension",
+        ("attention/mla",),
+        "absorbed MLA scales by 1/sqrt(d_nope) instead of 1/sqrt(d_nope + d_r)",
+    ),
+    Mutation(
+        "linear-state-not-decayed",
+        "attention",
+        "attention/linear.py",
+        "        s = torch.exp(g_last).transpose(-1, -2) * s + decay_k.transpose(-1, -2) @ vc",
+        "        s = s + decay_k.transpose(-1, -2) @ vc",
+        ("attention/linear",),
+        "the chunkwise state is not decayed by the chunk's total gate",
+    ),
+    Mutation(
+        "window-cache-off-by-one",
+        "attention",
+        "attention/sparse.py",
+        "p < self.sinks or p >= pos - self.window]",
+        "p < self.sinks or p > pos - self.window]",
+        ("attention/sparse",),
+        "the sliding-window cache evicts the oldest key of the window one step early",
+    ),
+]

@@ -1,0 +1,52 @@
+"""Mutations of the moe chapter's labkit (see benchmarks/mutants/__init__.py)."""
+# ruff: noqa: E501 - the texts to replace are exact lines of labkit
+
+from mutants.base import Mutation
+
+MUTATIONS: list[Mutation] = [
+    Mutation(
+        "router-bias-sign",
+        "moe",
+        "moe/router.py",
+        "    return bias + rate * torch.sign(load.mean() - load)",
+        "    return bias + rate * torch.sign(load - load.mean())",
+        ("moe/routing",),
+        "the loss-free bias update raises the bias of overloaded experts (sign flipped)",
+    ),
+    Mutation(
+        "capacity-q-over-k",
+        "moe",
+        "moe/capacity.py",
+        "    return sum(expected_overflow(tokens, qi, cap) for qi in q) / (k * tokens)",
+        "    return sum(expected_overflow(tokens, qi / k, cap) for qi in q) / (k * tokens)",
+        ("moe/routing",),
+        "the closed-form load is drawn with probability q_i / k instead of q_i",
+    ),
+    Mutation(
+        "grouped-gemm-last-row-expert",
+        "moe",
+        "moe/grouped_gemm.py",
+        "tile, g = a[start : start + block_m], int(m_indices[start])",
+        "tile, g = a[start : start + block_m], int(m_indices[start + block_m - 1])",
+        ("moe/grouped-gemm",),
+        "a tile takes the expert id of its last row instead of its first",
+    ),
+    Mutation(
+        "dispatch-counts-per-expert",
+        "moe",
+        "moe/dispatch.py",
+        '        "tokens_per_rank": in_rank.sum(0),',
+        '        "tokens_per_rank": torch.bincount(owner.reshape(-1), minlength=topo.ranks),',
+        ("moe/deepep",),
+        "the dispatch layout counts a token once per expert on a rank, not once per rank",
+    ),
+    Mutation(
+        "eplb-heaviest-expert",
+        "moe",
+        "moe/eplb.py",
+        "        e = max(range(n), key=lambda i: (load[i] / count[i], -i))",
+        "        e = max(range(n), key=lambda i: (load[i], -i))",
+        ("moe/production",),
+        "EPLB replicates the heaviest expert, not the heaviest per copy",
+    ),
+]

@@ -1,0 +1,25 @@
+"""Mutations of the normalization chapter's labkit (see benchmarks/mutants/__init__.py)."""
+# ruff: noqa: E501 - the texts to replace are exact lines of labkit
+
+from mutants.base import Mutation
+
+MUTATIONS: list[Mutation] = [
+    Mutation(
+        "rmsnorm-sums",
+        "normalization",
+        "normalization/norms.py",
+        "    inv_rms = torch.rsqrt(x32.pow(2).mean(dim=-1, keepdim=True) + eps)",
+        "    inv_rms = torch.rsqrt(x32.pow(2).sum(dim=-1, keepdim=True) + eps)",
+        ("normalization/placement",),
+        "rms_norm sums the squares instead of averaging them",
+    ),
+    Mutation(
+        "sinkhorn-rows-only",
+        "normalization",
+        "normalization/stacks.py",
+        "        m = m / m.sum(dim=-2, keepdim=True)\n",
+        "",
+        ("normalization/beyond",),
+        "Sinkhorn normalises rows only (the mixing matrix is not doubly stochastic)",
+    ),
+]
