@@ -49,4 +49,23 @@ MUTATIONS: list[Mutation] = [
         ("attention/sparse",),
         "the sliding-window cache evicts the oldest key of the window one step early",
     ),
+    # --- written from the taught code, before reading the labs (issue 35) ---
+    Mutation(
+        "fa2-grid-floor",
+        "attention",
+        "attention/partition.py",
+        "    return math.ceil(seqlen_q / block_m) * batch * heads",
+        "    return seqlen_q // block_m * batch * heads",
+        ("attention/flash-attention-2-3",),
+        "the FA2 grid drops the last, partial query tile (floor for ceiling)",
+    ),
+    Mutation(
+        "causal-tiles-floor",
+        "attention",
+        "attention/partition.py",
+        "    return [math.ceil(min(seqlen, i0 + block_m) / block_n) for i0 in range(0, seqlen, block_m)]",
+        "    return [min(seqlen, i0 + block_m) // block_n for i0 in range(0, seqlen, block_m)]",
+        ("attention/flash-attention-2-3",),
+        "a causal query tile misses its last, partial key tile (floor for ceiling)",
+    ),
 ]

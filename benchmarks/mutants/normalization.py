@@ -22,4 +22,23 @@ MUTATIONS: list[Mutation] = [
         ("normalization/beyond",),
         "Sinkhorn normalises rows only (the mixing matrix is not doubly stochastic)",
     ),
+    # --- written from the taught code, before reading the labs (issue 35) ---
+    Mutation(
+        "hc-mix-transposed",
+        "normalization",
+        "normalization/stacks.py",
+        'torch.einsum("nm,ntd->mtd", self.mix, h)',
+        'torch.einsum("mn,ntd->mtd", self.mix, h)',
+        ("normalization/beyond",),
+        "Hyper-Connections mix the streams with the transposed matrix (invisible with n = 1)",
+    ),
+    Mutation(
+        "sinkhorn-rows-only",
+        "normalization",
+        "normalization/stacks.py",
+        "        m = m / m.sum(dim=-2, keepdim=True)\n",
+        "        m = m / m.sum(dim=-1, keepdim=True)\n",
+        ("normalization/beyond",),
+        "Sinkhorn normalises the rows twice and never the columns",
+    ),
 ]
