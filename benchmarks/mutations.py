@@ -28,9 +28,12 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/mutations.py --json report.json  # the report, for a review
 
 Exit status 0 when every mutant was caught by a check, 1 otherwise, 2 when the unmutated labs
-of the pages to run do not all pass (the report would mean nothing). A lab that skips itself
-(upstream objects absent) catches nothing: run ``make upstreams`` first. A lab that ``:needs:
-cuda`` is left out on a machine without a GPU, as a build leaves it unreported.
+of a page to run do not all pass (each page runs unmutated once, the first time a mutant needs
+it; a page that fails so is left out, and named). ``--max-pages N`` stops each mutant after N
+pages, a shortcut for a quick look: the report shows pages run against pages reached. A lab
+that skips itself (upstream objects absent) catches nothing: run ``make upstreams`` first. A
+lab that ``:needs: cuda`` is left out on a machine without a GPU, as a build leaves it
+unreported.
 
 How it runs: this process imports torch once; each page's labs run in a child forked from it,
 which drops every ``atlas`` module it inherited, puts the temporary copy first on ``sys.path``
@@ -92,15 +95,15 @@ class Catch:
     detail: str = ""
 
     def where(self) -> str:
-        at = f":{self.line}" if self.line else ""
-        return f"{self.page}{at} ({self.lab})" + (f": {self.detail}" if self.detail else "")
+        at, detail = f":{self.line}" if self.line else "", f": {self.detail}" if self.detail else ""
+        return f"{self.page}{at} ({self.lab}){detail}"
 
 
 @dataclass
-class Verdict:
+class Verdict:  # what a mutant's run found; its outcome is the best way it was noticed
     mutation: Mutation
     catches: list[Catch] = field(default_factory=list)
-    pages_run: int = 0
+    pages_run: int = 0  # pages that ran against the mutant, of the pages that reach its file
     pages_reached: int = 0
 
     @property
@@ -162,10 +165,10 @@ def classify(lab: Lab, result: LabResult) -> list[Catch]:
     for example, got in zip(lab.examples, result.examples, strict=False):
         if got.outcome == ExampleOutcome.FAILED:
             how = "check" if asserts(example, earlier) else "snapshot"
-            catches.append(Catch(how, lab.page, lab.title, example.line, _first_line(got.got)))
+            catches.append(Catch(how, lab.page, lab.title, example.line, _line(got.got, 0)))
         elif got.outcome == ExampleOutcome.ERROR:
             how = "check" if "AssertionError" in got.got else "crash"
-            catches.append(Catch(how, lab.page, lab.title, example.line, _last_line(got.got)))
+            catches.append(Catch(how, lab.page, lab.title, example.line, _line(got.got, -1)))
         earlier.append(example.source)
     if not catches:  # crashed, timed out or out of memory before any example finished
         detail = result.message or str(result.status)
@@ -173,12 +176,9 @@ def classify(lab: Lab, result: LabResult) -> list[Catch]:
     return catches
 
 
-def _first_line(text: str) -> str:
-    return (text.strip().splitlines() or [""])[0][:80]
+def _line(text: str, index: int) -> str:  # first of a value, last of a traceback
 
-
-def _last_line(text: str) -> str:  # of a traceback: the exception
-    return (text.strip().splitlines() or [""])[-1][:80]
+    return (text.strip().splitlines() or [""])[index][:80]
 
 
 def _child(ext: Path, jobs: list[dict], write_fd: int) -> None:
@@ -324,6 +324,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the mutations and exit")
     parser.add_argument("--timeout", type=float, default=90.0, help="seconds per page")
     parser.add_argument("--json", type=Path, help="also write the report as JSON here")
+    parser.add_argument(
+        "--max-pages", type=int, default=0, help="run at most this many pages per mutant (0: all)"
+    )
     args = parser.parse_args(argv)
 
     chosen = [m for m in MUTATIONS if (not args.only or m.name in args.only)]
@@ -335,14 +338,12 @@ def main(argv: list[str] | None = None) -> int:
     if not chosen:
         print("no mutation selected", file=sys.stderr)
         return 2
-
     import numpy  # noqa: F401 - what every lab imports, once, before the forks
     import torch
     import torch.distributed  # noqa: F401
 
     torch.set_num_threads(1)
-    started = time.monotonic()
-    cuda = torch.cuda.is_available()
+    started, cuda = time.monotonic(), torch.cuda.is_available()
     # A lab that ``:needs: cuda`` on a machine without it is never started, and a build does not
     # report it (atlas.labs.execute); it can neither pass the baseline nor catch anything here.
     labs = {
@@ -351,48 +352,47 @@ def main(argv: list[str] | None = None) -> int:
     }
     reach = {page: reached_files(found) for page, found in labs.items() if found}
     plans = {m.name: pages_to_run(m, reach) for m in chosen}
-    pages = sorted({page for plan in plans.values() for page in plan})
 
     with tempfile.TemporaryDirectory(prefix="atlas-mutations-") as tmp:
         base_ext = copy_tree(None, Path(tmp) / "baseline")
-        broken = {}
-        for page in pages:
-            catches = run_page(base_ext, labs[page], args.timeout, stop_at_check=False)
-            if catches:
-                broken[page] = catches
-        for catches in broken.values():
-            print(f"baseline: {'; '.join(c.where() for c in catches)}", file=sys.stderr)
-        if broken:
-            print("the unmutated labs do not all pass; fix them first (or make upstreams)",
-                  file=sys.stderr)  # fmt: skip
-            return 2
+        baseline: dict[str, list[Catch]] = {}  # run once per page, when a mutant first needs it
         verdicts = []
         for n, mutation in enumerate(chosen):
             ext = copy_tree(mutation, Path(tmp) / f"m{n}")
-            verdict = Verdict(mutation, pages_reached=len(plans[mutation.name]))
-            for page in plans[mutation.name]:
+            plan = plans[mutation.name]
+            verdict = Verdict(mutation, pages_reached=len(plan))
+            for page in plan[: args.max_pages or None]:
+                if page not in baseline:
+                    baseline[page] = run_page(base_ext, labs[page], args.timeout, False)
+                if baseline[page]:
+                    continue  # reported below; a page that fails unmutated proves nothing
                 verdict.pages_run += 1
                 verdict.catches += run_page(ext, labs[page], args.timeout, stop_at_check=True)
                 if verdict.outcome == "check":
                     break
             verdicts.append(verdict)
-            print(f"{mutation.name}: {verdict.outcome}", file=sys.stderr, flush=True)
+            print(f"{mutation.name}: {verdict.outcome} [{verdict.pages_run}/{len(plan)}]",
+                  file=sys.stderr, flush=True)  # fmt: skip
             shutil.rmtree(ext.parent)
+    broken = {page: catches for page, catches in baseline.items() if catches}
+    for catches in broken.values():
+        print(f"baseline: {'; '.join(c.where() for c in catches)}", file=sys.stderr)
+    if broken:
+        print("the unmutated labs of these pages do not all pass, so they were left out; fix "
+              "them first (or make upstreams)", file=sys.stderr)  # fmt: skip
 
     print(report(verdicts, time.monotonic() - started))
     if args.json:
+        fields = ("outcome", "pages_run", "pages_reached")
         rows = [
-            {
-                "name": v.mutation.name,
-                "chapter": v.mutation.chapter,
-                "outcome": v.outcome,
-                "catches": [c.__dict__ for c in v.catches],
-                "pages_run": v.pages_run,
-                "pages_reached": v.pages_reached,
-            }
+            {"name": v.mutation.name, "chapter": v.mutation.chapter}
+            | {name: getattr(v, name) for name in fields}
+            | {"catches": [c.__dict__ for c in v.catches]}
             for v in verdicts
         ]
         args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    if broken:
+        return 2
     return 0 if all(v.outcome == "check" for v in verdicts) else 1
 
 
