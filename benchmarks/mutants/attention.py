@@ -68,4 +68,22 @@ MUTATIONS: list[Mutation] = [
         ("attention/flash-attention-2-3",),
         "a causal query tile misses its last, partial key tile (floor for ceiling)",
     ),
+    Mutation(
+        "causal-pairs-off-by-one",
+        "attention",
+        "attention/cost.py",
+        "    return sum(max(0, min(n, i + n - m + 1)) for i in range(m))",
+        "    return sum(max(0, min(n, i + n - m)) for i in range(m))",
+        ("attention/index",),
+        "a causal query does not count the key at its own position",
+    ),
+    Mutation(
+        "score-bytes-no-heads",
+        "attention",
+        "attention/cost.py",
+        "    return heads * m * n * elem_bytes",
+        "    return m * n * elem_bytes",
+        ("attention/index",),
+        "the score matrix's bytes forget the heads",
+    ),
 ]

@@ -41,4 +41,22 @@ MUTATIONS: list[Mutation] = [
         ("normalization/beyond",),
         "Sinkhorn normalises the rows twice and never the columns",
     ),
+    Mutation(
+        "qk-bound-no-sqrt",
+        "normalization",
+        "normalization/norms.py",
+        "    return d**0.5 * q_gain.abs().max().item() * k_gain.abs().max().item()",
+        "    return d * q_gain.abs().max().item() * k_gain.abs().max().item()",
+        ("normalization/placement",),
+        "the QK-norm logit bound uses d instead of sqrt(d)",
+    ),
+    Mutation(
+        "layernorm-bias-dropped",
+        "normalization",
+        "normalization/norms.py",
+        "    return (centred * inv_std * weight.float() + bias.float()).to(x.dtype)",
+        "    return (centred * inv_std * weight.float()).to(x.dtype)",
+        ("normalization/index",),
+        "LayerNorm forgets its bias",
+    ),
 ]
