@@ -49,7 +49,7 @@ MUTATIONS: list[Mutation] = [
         "kernels/gpu_model.py",
         "    warps = -(-threads_per_block // sm.warp_size)",
         "    warps = threads_per_block // sm.warp_size",
-        ("kernels/index",),
+        ("kernels/problems", "kernels/index"),
         "a block's warps round down (a partial warp is free)",
     ),
     Mutation(
@@ -58,7 +58,7 @@ MUTATIONS: list[Mutation] = [
         "kernels/cute.py",
         "    result.append((-(-cotarget // covered), covered))",
         "    result.append((cotarget // covered, covered))",
-        ("kernels/cute",),
+        ("kernels/problems", "kernels/cute"),
         "the complement's last mode rounds down and misses the tail",
     ),
     Mutation(
@@ -67,7 +67,7 @@ MUTATIONS: list[Mutation] = [
         "kernels/cute.py",
         "        return self(self.size() - 1) + 1",
         "        return self(self.size() - 1)",
-        ("kernels/cute",),
+        ("kernels/problems", "kernels/cute"),
         "a layout's cosize is one short",
     ),
 ]

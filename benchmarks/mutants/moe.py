@@ -19,7 +19,7 @@ MUTATIONS: list[Mutation] = [
         "moe/capacity.py",
         "    return sum(expected_overflow(tokens, qi, cap) for qi in q) / (k * tokens)",
         "    return sum(expected_overflow(tokens, qi / k, cap) for qi in q) / (k * tokens)",
-        ("moe/routing",),
+        ("moe/problems", "moe/routing"),
         "the closed-form load is drawn with probability q_i / k instead of q_i",
     ),
     Mutation(

@@ -155,7 +155,7 @@ MUTATIONS: list[Mutation] = [
         "parallel/data.py",
         "    return peak_flops * (2 * grad_bytes) / (4 * link_bytes_per_s)",
         "    return peak_flops * grad_bytes / (4 * link_bytes_per_s)",
-        ("parallelism/data",),
+        ("parallelism/problems", "parallelism/data"),
         "the overlap bound forgets that a ring all-reduce sends the gradient twice",
     ),
     Mutation(
@@ -173,7 +173,7 @@ MUTATIONS: list[Mutation] = [
         "parallel/expert.py",
         "    comm = (dispatch_bytes + combine_bytes) / link_bytes_per_s",
         "    comm = dispatch_bytes / link_bytes_per_s",
-        ("parallelism/expert",),
+        ("parallelism/problems", "parallelism/expert"),
         "the all-to-all cost forgets the combine",
     ),
     # --- written from the taught code, before reading the labs (issue 35) ---
@@ -210,7 +210,7 @@ MUTATIONS: list[Mutation] = [
         "parallel/memory.py",
         "        h, kv = self.hidden, self.hidden * self.kv_heads // self.heads\n        return 2 * h * h",
         "        h, kv = self.hidden, self.hidden\n        return 2 * h * h",
-        ("parallelism/index",),
+        ("parallelism/problems", "parallelism/index"),
         "the K and V projections are counted as wide as the queries (GQA ignored)",
     ),
 ]

@@ -74,7 +74,7 @@ MUTATIONS: list[Mutation] = [
         "precision/scaling.py",
         "        s = torch.exp2(torch.ceil(torch.log2(s.double()))).float()",
         "        s = torch.exp2(torch.floor(torch.log2(s.double()))).float()",
-        (),
+        ("precision/scaling",),
         "power-of-two scales round down, so the largest value overflows the grid",
     ),
 ]
