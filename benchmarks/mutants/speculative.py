@@ -56,7 +56,7 @@ MUTATIONS: list[Mutation] = [
         "speculative/decode.py",
         "        while kept < len(draft) and draft[kept] == choice[kept]:",
         "        while kept < len(draft) - 1 and draft[kept] == choice[kept]:",
-        (),
+        ("speculative/draft-methods",),
         "greedy verification never accepts the whole draft (off by one)",
     ),
     Mutation(
