@@ -40,7 +40,7 @@ MUTATIONS: list[Mutation] = [
         "registry/models.py",
         "        embed += (v.image // v.patch) ** 2 * w",
         "        embed += (v.image // v.patch) * w",
-        ("models/counting",),
+        ("multimodal/problems", "models/counting"),
         "learned positions are counted per patch row, not per patch",
     ),
     Mutation(
@@ -49,7 +49,7 @@ MUTATIONS: list[Mutation] = [
         "serving/models.py",
         "        kv_heads = self.num_kv_heads // tp_size",
         "        kv_heads = self.num_kv_heads",
-        ("serving/index",),
+        ("serving/problems", "serving/index"),
         "the KV bytes per token ignore tensor parallelism",
     ),
     Mutation(
