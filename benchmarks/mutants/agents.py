@@ -65,7 +65,7 @@ MUTATIONS: list[Mutation] = [
         "agents/context.py",
         "    while total > budget and dropped < len(droppable):",
         "    while total >= budget and dropped < len(droppable):",
-        ("agents/harness",),
+        ("agents/react", "agents/harness"),
         "context trimming drops a message when the request exactly fits",
     ),
 ]

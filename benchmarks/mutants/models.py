@@ -58,7 +58,7 @@ MUTATIONS: list[Mutation] = [
         "parallel/memory.py",
         "        return 2 * h * h + 2 * h * kv + 3 * h * self.ffn",
         "        return 2 * h * h + 2 * h * kv + 2 * h * self.ffn",
-        ("parallelism/index",),
+        ("parallelism/problems", "parallelism/index"),
         "the layer's matmul parameters count two MLP matrices instead of three",
     ),
 ]
