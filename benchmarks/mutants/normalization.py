@@ -47,7 +47,7 @@ MUTATIONS: list[Mutation] = [
         "normalization/norms.py",
         "    return d**0.5 * q_gain.abs().max().item() * k_gain.abs().max().item()",
         "    return d * q_gain.abs().max().item() * k_gain.abs().max().item()",
-        ("normalization/placement",),
+        ("normalization/problems", "normalization/placement"),
         "the QK-norm logit bound uses d instead of sqrt(d)",
     ),
     Mutation(
@@ -56,7 +56,7 @@ MUTATIONS: list[Mutation] = [
         "normalization/norms.py",
         "    return (centred * inv_std * weight.float() + bias.float()).to(x.dtype)",
         "    return (centred * inv_std * weight.float()).to(x.dtype)",
-        ("normalization/index",),
+        ("normalization/placement", "normalization/index"),
         "LayerNorm forgets its bias",
     ),
 ]
