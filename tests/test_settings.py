@@ -168,7 +168,7 @@ def test_each_dataclass_registers_exactly_its_fields(cls: type[Settings]) -> Non
 
 def test_every_setting_belongs_to_one_feature() -> None:
     names = [name for cls in FEATURES for name in cls.rules()]
-    assert len(names) == len(set(names)) == len(RULES) == 25
+    assert len(names) == len(set(names)) == len(RULES) == 26
     assert set(FEATURES) == {
         ProjectConfig,
         AssetsConfig,

@@ -62,7 +62,8 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
     show_time = LabsConfig.of(app).show_times
     render_page(doctree, results, show_time)
     for node in list(doctree.findall(labs_report_node)):
-        titles = {name: app.env.titles[name].astext() for name in specs if name in app.env.titles}
+        wanted = set(specs) | {f"{name.split('/')[0]}/index" for name in specs}
+        titles = {name: app.env.titles[name].astext() for name in wanted if name in app.env.titles}
         node.replace_self(build_table(app, docname, specs, results, titles, show_time))
 
 
@@ -85,5 +86,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("doctree-resolved", _on_doctree_resolved)
     # env_version: bump when LabSpec or PageResult change shape, so that Sphinx re-reads
     # instead of unpickling old objects from the environment (2: statuses became LabStatus;
-    # 3: kept as a LabsState of atlas.labs.state).
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 3}
+    # 3: kept as a LabsState of atlas.labs.state; 4: LabSpec has a kind).
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 4}

@@ -1,4 +1,5 @@
-"""The labs' settings: when they run, their limits, their seed, the workers, shown times."""
+"""The labs' settings: when they run, their limits, their seed, the workers, shown times, and
+whether a ``check`` lab must assert (atlas.labs.kinds)."""
 
 from __future__ import annotations
 
@@ -51,4 +52,13 @@ class LabsConfig(Settings):
         rebuild="html",
         rule=FLAG,
         doc="Show each lab's run time on its page and in the labs report.",
+    )
+    # Off only in the fixture books that test the runner itself (a crash, a hang, a cap), whose
+    # labs check nothing by design; the book keeps the default.
+    checks_must_assert: bool = setting(
+        "atlas_labs_checks_must_assert",
+        default=True,
+        rebuild="env",
+        rule=FLAG,
+        doc='A ":kind: check" lab (the default) whose examples assert nothing is an error.',
     )

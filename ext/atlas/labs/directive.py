@@ -15,6 +15,7 @@ from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
 
 from atlas.labs.config import LabsConfig
+from atlas.labs.kinds import DEFAULT_KIND, assertion_problem, kind_option
 from atlas.labs.model import ExampleSpec, LabSpec
 
 NEEDS = ("cuda",)
@@ -81,6 +82,7 @@ class LabDirective(SphinxDirective):
         "needs": directives.unchanged_required,
         "expect-failure": directives.flag,
         "hide-output": directives.flag,
+        "kind": directives.unchanged_required,
     }
 
     def first_content_line(self) -> int:
@@ -100,6 +102,7 @@ class LabDirective(SphinxDirective):
         try:
             timeout = _positive_float(self.options.get("timeout", str(LabsConfig.of(self).timeout)))
             needs = _needs(self.options["needs"]) if "needs" in self.options else ""
+            kind = kind_option(self.options.get("kind", DEFAULT_KIND))
         except ValueError as exc:
             raise self.error(f'lab "{title}": {exc}.') from None
         try:
@@ -134,8 +137,13 @@ class LabDirective(SphinxDirective):
             needs=needs,
             expect_failure="expect-failure" in self.options,
             hide_output="hide-output" in self.options,
+            kind=kind,
         )
         node = lab_node(spec=spec)  # the anchor goes on a target inside the rendering
         self.set_source_info(node)
         self.state.document.ids[anchor] = node
+        must_assert = LabsConfig.of(self).checks_must_assert
+        problem = assertion_problem(kind, examples) if must_assert else None
+        if problem:  # the lab still runs and renders; the build reports it at the lab's line
+            return [node, self.reporter.error(f'lab "{title}": {problem}.', line=self.lineno)]
         return [node]

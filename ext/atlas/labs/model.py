@@ -92,6 +92,7 @@ class LabSpec:
     needs: str = ""  # "" or "cuda"
     expect_failure: bool = False
     hide_output: bool = False
+    kind: str = "check"  # "check" or "model" (atlas.labs.kinds); it does not change the run
 
     def key_material(self) -> str:
         """What decides the lab's outcome (title and rendering options excluded)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from docutils import nodes
 
+from atlas.labs.kinds import MODEL_BADGE, MODEL_SENTENCE
 from atlas.labs.model import (
     ExampleOutcome,
     ExampleSpec,
@@ -98,12 +99,19 @@ def render_lab(
     if result is None:
         result = LabResult(LabStatus.NOT_RUN, message="not run")
     status = result.status.replace(" ", "-")
-    box = nodes.container(classes=["atlas-lab", f"atlas-lab-{status}"])
+    box = nodes.container(classes=["atlas-lab", f"atlas-lab-{status}", f"atlas-lab-{spec.kind}"])
     box += nodes.target("", "", ids=[spec.anchor])  # a target: LaTeX labels it, HTML anchors it
     title = nodes.paragraph(classes=["atlas-lab-title"])
     title += nodes.strong("", "Lab: ")
     title += nodes.Text(spec.title)
+    if spec.kind == "model":  # a badge the reader sees in HTML and PDF alike (plain text)
+        title += nodes.Text(" ")
+        title += nodes.inline("", f"[{MODEL_BADGE}]", classes=["atlas-lab-badge"])
     box += title
+    if spec.kind == "model":
+        box += nodes.paragraph(
+            "", "", nodes.emphasis("", MODEL_SENTENCE), classes=["atlas-lab-kind"]
+        )
     show_output = not spec.hide_output
     transcript = "\n".join(
         pycon(example, example.want if show_output else None) for example in spec.examples

@@ -11,6 +11,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
+from atlas.labs.kinds import KINDS
 from atlas.labs.model import LabResult, LabSpec, LabStatus, PageResult, environment_of, result_of
 from atlas.labs.render import STATUS_WORDS, UNTIMED
 
@@ -53,6 +54,54 @@ def rows(
         for docname in sorted(specs)
         for spec in specs[docname]
     ]
+
+
+def kinds_by_chapter(specs: dict[str, list[LabSpec]]) -> dict[str, dict[str, int]]:
+    """How many labs of each kind (check, model) each chapter has; a chapter is the first folder
+    of a page's name (``serving/index`` and ``serving/scheduler``: ``serving``), a page at the
+    top of the book is its own."""
+    counts: dict[str, dict[str, int]] = {}
+    for docname in sorted(specs):
+        chapter = docname.split("/")[0]
+        for spec in specs[docname]:
+            per_kind = counts.setdefault(chapter, dict.fromkeys(KINDS, 0))
+            per_kind[spec.kind] = per_kind.get(spec.kind, 0) + 1
+    return counts
+
+
+def _kinds_table(specs: dict[str, list[LabSpec]], titles: dict[str, str]) -> list[nodes.Node]:
+    """The count of each kind per chapter: checks compare with something independent, models
+    show our own numbers (atlas.labs.kinds)."""
+    counts = kinds_by_chapter(specs)
+    totals = {kind: sum(per[kind] for per in counts.values()) for kind in KINDS}
+    checks, models = totals["check"], totals["model"]
+    intro = nodes.paragraph(
+        "",
+        f"{checks} {'check compares' if checks == 1 else 'checks compare'} with something "
+        f"independent of the code {'it checks' if checks == 1 else 'they check'}; {models} "
+        f"{'model shows' if models == 1 else 'models show'} our own model's numbers and "
+        f"{'checks them' if models == 1 else 'check them'} against nothing independent:",
+    )
+    table = nodes.table(classes=["atlas-labs-kinds"])
+    group = nodes.tgroup(cols=3)
+    table += group
+    for width in (50, 25, 25):
+        group += nodes.colspec(colwidth=width)
+    head = nodes.thead()
+    header = nodes.row()
+    for label in ("Chapter", "Checks", "Models"):
+        header += _cell(nodes.Text(label))
+    head += header
+    group += head
+    body = nodes.tbody()
+    for chapter, per_kind in counts.items():
+        row = nodes.row()
+        row += _cell(nodes.Text(titles.get(f"{chapter}/index", titles.get(chapter, chapter))))
+        row += _cell(nodes.Text(str(per_kind["check"])))
+        row += _cell(nodes.Text(str(per_kind["model"])))
+        body += row
+    group += body
+    return [intro, table]
 
 
 def _cell(*children: nodes.Node) -> nodes.entry:
@@ -112,4 +161,4 @@ def build_table(
         row += _cell(nodes.Text(environment))
         body += row
     group += body
-    return [intro, table]
+    return [intro, *_kinds_table(specs, titles), table]

@@ -1,0 +1,73 @@
+"""Mutations of the kernels chapter's labkit (see benchmarks/mutants/__init__.py)."""
+# ruff: noqa: E501 - the texts to replace are exact lines of labkit
+
+from mutants.base import Mutation
+
+MUTATIONS: list[Mutation] = [
+    Mutation(
+        "matmul-no-k-masks",
+        "kernels",
+        "kernels/matmul.py",
+        "        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_left), other=0.0)\n"
+        "        b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < N), other=0.0)\n",
+        "        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M), other=0.0)\n"
+        "        b = tl.load(b_ptrs, mask=(offs_n[None, :] < N), other=0.0)\n",
+        ("kernels/gemm",),
+        "the Triton GEMM drops both K masks (the ragged last K tile reads past the edge)",
+    ),
+    Mutation(
+        "triton-flash-no-alpha",
+        "kernels",
+        "kernels/flash.py",
+        "        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)",
+        "        acc = acc + tl.dot(p.to(v.dtype), v)",
+        ("kernels/attention-kernel",),
+        "the Triton attention kernel does not rescale its accumulator by alpha",
+    ),
+    Mutation(
+        "cute-composition-stride-unscaled",
+        "kernels",
+        "kernels/cute.py",
+        "            strided.append((n // rest, r * rest))\n",
+        "            strided.append((n // rest, r))\n",
+        ("kernels/cute",),
+        "composition divides a mode's shape by the stride but leaves its stride unscaled",
+    ),
+    # --- written from the taught code, before reading the labs (issue 35) ---
+    Mutation(
+        "sectors-last-byte",
+        "kernels",
+        "kernels/gpu_model.py",
+        "        first, last = a // sector, (a + access_bytes - 1) // sector",
+        "        first, last = a // sector, (a + access_bytes) // sector",
+        ("kernels/index",),
+        "an access ending on a sector boundary touches the next sector too",
+    ),
+    Mutation(
+        "warps-floor",
+        "kernels",
+        "kernels/gpu_model.py",
+        "    warps = -(-threads_per_block // sm.warp_size)",
+        "    warps = threads_per_block // sm.warp_size",
+        ("kernels/problems", "kernels/index"),
+        "a block's warps round down (a partial warp is free)",
+    ),
+    Mutation(
+        "complement-last-floor",
+        "kernels",
+        "kernels/cute.py",
+        "    result.append((-(-cotarget // covered), covered))",
+        "    result.append((cotarget // covered, covered))",
+        ("kernels/problems", "kernels/cute"),
+        "the complement's last mode rounds down and misses the tail",
+    ),
+    Mutation(
+        "cosize-off-by-one",
+        "kernels",
+        "kernels/cute.py",
+        "        return self(self.size() - 1) + 1",
+        "        return self(self.size() - 1)",
+        ("kernels/problems", "kernels/cute"),
+        "a layout's cosize is one short",
+    ),
+]
