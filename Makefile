@@ -19,7 +19,7 @@ STRICT        = -W --keep-going $(if $(STRICT_ALLOW),-D atlas_strict_allow=$(STR
 SPHINX_CMD   = $(SPHINXBUILD) -M $(1) $(SOURCEDIR) $(BUILDDIR) -c . $(SPHINXOPTS)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup html check labs pdf linkcheck upstreams lock test serve clean
+.PHONY: help setup html check labs pdf po linkcheck upstreams lock test serve clean
 
 help:  ## list the targets
 	@echo "LLM Infra Atlas"
@@ -59,6 +59,12 @@ pdf: setup  ## build the offline PDF into _build/pdf/atlas.pdf (as strict as `ma
 	@$(PY) -m atlas.upstream fetch --if-needed || true
 	$(PY) -m atlas.latex build --source $(SOURCEDIR) --build $(BUILDDIR) -- \
 	  $(STRICT) $(SPHINXOPTS)
+
+po: setup  ## refresh the Chinese catalogs (locales/zh_CN/LC_MESSAGES, one per page) from the pages
+	@$(PY) -m atlas.upstream fetch --if-needed || true
+	$(SPHINXBUILD) -b gettext $(SOURCEDIR) $(BUILDDIR)/gettext -d $(BUILDDIR)/doctrees-gettext \
+	  -c . -q $(SPHINXOPTS)
+	$(VENV)/bin/sphinx-intl update -p $(BUILDDIR)/gettext -l zh_CN -d locales -w 100
 
 linkcheck: setup  ## check every external link (needs network); report in _build/linkcheck/report.txt
 	@status=0; $(call SPHINX_CMD,linkcheck) -q || status=$$?; \

@@ -12,6 +12,8 @@ One feature per subpackage, each with its own ``setup(app)`` (in the manner of s
 - ``atlas.latex``: the offline PDF.
 - ``atlas.teach``: ``labcode`` (our lab code on the page), ``problem``/``solution``, the
   teaching check and the runnable lab files.
+- ``atlas.i18n``: the Chinese edition from gettext catalogs: what a unit is, stale units shown
+  in English with a banner, the language switch, Chinese search, the glossary and the status.
 
 Shared by the features, with no ``setup`` of their own:
 
@@ -43,6 +45,7 @@ FEATURES = (
     "atlas.refs",
     "atlas.latex",
     "atlas.teach",
+    "atlas.i18n",
 )
 
 
