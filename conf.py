@@ -50,6 +50,9 @@ gettext_location = True  # "#: source/page.md:LINE" tells the translator where a
 # Only prose is a unit: literal blocks (code, upstream citations, lab transcripts), doctest
 # blocks, raw HTML, index entries and images are shared by both editions, never copied.
 gettext_additional_targets: list[str] = []
+# Every page links to the same page in the other edition (relative links: they work from disk).
+atlas_i18n_editions = {"zh_CN": "zh"}
+# Pages marked complete: locales/zh_CN/complete.toml; the glossary: locales/zh_CN/glossary.toml.
 
 # -- MyST ---------------------------------------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "colon_fence", "deflist", "attrs_inline", "attrs_block"]

@@ -27,6 +27,7 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 
 from atlas.assets.config import AssetsConfig
+from atlas.i18n.config import I18nConfig
 from atlas.labs.config import LabsConfig
 from atlas.latex.config import LatexConfig
 from atlas.project.errors import Problem, fail, shown
@@ -60,6 +61,7 @@ FEATURES: tuple[type[Settings], ...] = (
     RefsConfig,
     LatexConfig,
     TeachConfig,
+    I18nConfig,
 )
 RULES: dict[str, Rule] = {name: rule for cls in FEATURES for name, rule in cls.rules().items()}
 
