@@ -10,15 +10,15 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import logging
 from typing import Any
 
 from sphinx.application import Sphinx
 from sphinx.config import Config
-from sphinx.errors import ConfigError
 
 from atlas.i18n.config import ENGLISH, I18nConfig, is_translation
+from atlas.project.errors import Problem, fail
 
 # What each language's search needs (Sphinx's html_search_language and its tokenizer).
 SEARCH = {"zh": ("zh", "jieba", "jieba==0.42.1")}
@@ -50,21 +50,17 @@ def require_tokenizer(app: Sphinx) -> None:
     if found is None or app.builder.format != "html":
         return
     _, module, pin = found
-    if importlib.util.find_spec(module) is None:
-        raise ConfigError(
+    try:
+        tokenizer = importlib.import_module(module)
+    except ImportError:
+        message = (
             f"the {app.config.language} edition's search needs {module}, which is not installed: "
             f"without it Sphinx indexes no {app.config.language} word. Run `make setup` (or "
             f"`.venv/bin/pip install {pin}`) and build again."
         )
-    quiet_tokenizer(module)
-
-
-def quiet_tokenizer(module: str) -> None:
-    """jieba logs its dictionary loading at DEBUG on stderr: keep the build's output Sphinx's."""
-    if module == "jieba":
-        import jieba
-
-        jieba.setLogLevel(logging.WARNING)
+        fail([Problem(where="pyproject.toml", message=message)])
+    if hasattr(tokenizer, "setLogLevel"):  # jieba logs its dictionary loading on stderr
+        tokenizer.setLogLevel(logging.WARNING)
 
 
 def other_edition(app: Sphinx, pagename: str) -> tuple[str, str] | None:
