@@ -9,7 +9,8 @@ code, never on language, so the Chinese build runs no lab the English one ran.
 - ``catalogs``: the catalogs as data (Babel): each unit's state, the pages marked complete;
 - ``units``: what a unit is (prose, never code or math) and the units shown in English, marked,
   with the banner;
-- ``edition``: the Chinese search (jieba required), ``lang="zh-CN"``, the language switch;
+- ``search``: the Chinese search (jieba required, Sphinx 9.0's stemmer name fixed);
+- ``edition``: ``lang="zh-CN"`` and the language switch;
 - ``glossary``: glossary.toml and the glossary check; ``pages``: the glossary and status tables;
 - ``checks``: ``i18n.stale`` and ``i18n.glossary``, at catalog file and line;
 - ``__main__``: ``python -m atlas.i18n status|check`` (``make i18n-status``).
@@ -23,7 +24,7 @@ from typing import Any
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
-from atlas.i18n import edition
+from atlas.i18n import edition, search
 from atlas.i18n.checks import check_translation
 from atlas.i18n.config import I18nConfig, is_translation
 from atlas.i18n.pages import (
@@ -51,14 +52,15 @@ def _add_css(app: Sphinx) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     I18nConfig.register(app)
+    app.add_search_language(search.ChineseSearch)
     app.add_transform(SharedBlocks)
     app.add_transform(StaleUnits)
     app.add_node(translation_status_node)
     app.add_directive("glossary-table", GlossaryTableDirective)
     app.add_directive("translation-status", TranslationStatusDirective)
     app.connect("config-inited", _add_static)
-    app.connect("config-inited", edition.set_search_language)
-    app.connect("builder-inited", edition.require_tokenizer)
+    app.connect("config-inited", search.set_search_language)
+    app.connect("builder-inited", search.require_tokenizer)
     app.connect("builder-inited", _add_css)
     app.connect("html-page-context", edition.page_context)
     app.connect("doctree-resolved", fill_status)

@@ -1,8 +1,5 @@
-"""What makes a translated build an edition of its own: its search, its ``lang``, the switch.
+"""What tells the reader which edition a page is of: its ``lang``, and the switch.
 
-- Search: ``html_search_language = "zh"`` indexes Chinese only through jieba, and without
-  jieba Sphinx indexes no Chinese word at all, silently. A Chinese build without jieba stops
-  with one error that says how to install it.
 - ``<html lang="zh-CN">``: furo writes ``language`` as it is (``zh_CN``, not a language tag).
 - The switch: every page links to the same page in the other edition, by a relative link, so
   it works from disk too (English at ``html/``, Chinese at ``html/zh/``).
@@ -10,18 +7,12 @@
 
 from __future__ import annotations
 
-import importlib
-import logging
 from typing import Any
 
 from sphinx.application import Sphinx
-from sphinx.config import Config
 
 from atlas.i18n.config import ENGLISH, I18nConfig, is_translation
-from atlas.project.errors import Problem, fail
 
-# What each language's search needs (Sphinx's html_search_language and its tokenizer).
-SEARCH = {"zh": ("zh", "jieba", "jieba==0.42.1")}
 NAMES = {ENGLISH: "English", "zh_CN": "中文"}
 SWITCH_LABEL = {ENGLISH: "Read this page in", "zh_CN": "本页其他语言版本："}
 
@@ -29,38 +20,6 @@ SWITCH_LABEL = {ENGLISH: "Read this page in", "zh_CN": "本页其他语言版本
 def language_tag(language: str) -> str:
     """``zh_CN`` as a BCP 47 tag for the ``lang`` attribute: ``zh-CN``."""
     return language.replace("_", "-")
-
-
-def _search(config: Config) -> tuple[str, str, str] | None:
-    if not is_translation(config):
-        return None
-    return SEARCH.get(str(config.language).split("_")[0])
-
-
-def set_search_language(app: Sphinx, config: Config) -> None:
-    """At config-inited: a Chinese build indexes its pages as Chinese."""
-    found = _search(config)
-    if found is not None:
-        config.html_search_language = found[0]
-
-
-def require_tokenizer(app: Sphinx) -> None:
-    """At builder-inited: an HTML build of the Chinese edition without jieba does not start."""
-    found = _search(app.config)
-    if found is None or app.builder.format != "html":
-        return
-    _, module, pin = found
-    try:
-        tokenizer = importlib.import_module(module)
-    except ImportError:
-        message = (
-            f"the {app.config.language} edition's search needs {module}, which is not installed: "
-            f"without it Sphinx indexes no {app.config.language} word. Run `make setup` (or "
-            f"`.venv/bin/pip install {pin}`) and build again."
-        )
-        fail([Problem(where="pyproject.toml", message=message)])
-    if hasattr(tokenizer, "setLogLevel"):  # jieba logs its dictionary loading on stderr
-        tokenizer.setLogLevel(logging.WARNING)
 
 
 def other_edition(app: Sphinx, pagename: str) -> tuple[str, str] | None:
