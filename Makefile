@@ -63,9 +63,11 @@ labs: setup  ## run every lab afresh; JUnit report in _build/labs/junit.xml
 	$(call SPHINX_CMD,html) -D atlas_labs_mode=force
 	@echo "Lab report: $(BUILDDIR)/labs/junit.xml"
 
-pdf: setup  ## build the offline PDF into _build/pdf/atlas.pdf (as strict as `make check`)
+pdf: setup  ## build the offline PDFs: _build/pdf/atlas.pdf and atlas-zh.pdf (as strict as `make check`)
 	@$(PY) -m atlas.upstream fetch --if-needed || true
 	$(PY) -m atlas.latex build --source $(SOURCEDIR) --build $(BUILDDIR) -- \
+	  $(STRICT) $(SPHINXOPTS)
+	$(PY) -m atlas.latex build --source $(SOURCEDIR) --build $(BUILDDIR) --edition $(ZH_LANG):zh -- \
 	  $(STRICT) $(SPHINXOPTS)
 
 po: setup  ## refresh the Chinese catalogs (locales/zh_CN/LC_MESSAGES, one per page) from the pages
