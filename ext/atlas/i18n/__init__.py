@@ -44,6 +44,20 @@ def _add_static(app: Sphinx, config: Config) -> None:
         config.html_static_path.append(str(STATIC))
 
 
+# The PDF's own words that conf.py's latex_elements spell in English (the contents' title).
+LATEX_WORDS = {"zh_CN": {r"\contentsname}{Contents}": r"\contentsname}{目录}"}}
+
+
+def _latex_words(app: Sphinx, config: Config) -> None:
+    words = LATEX_WORDS.get(str(config.language), {}) if is_translation(config) else {}
+    if not words:
+        return
+    elements = dict(config.latex_elements)
+    for english, translated in words.items():
+        elements = {k: v.replace(english, translated) for k, v in elements.items()}
+    config.latex_elements = elements
+
+
 def _add_css(app: Sphinx) -> None:
     # Only in a book with a translation: the English edition of a book without one is unchanged
     if is_translation(app.config) or I18nConfig.of(app).editions:
@@ -60,6 +74,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("translation-status", TranslationStatusDirective)
     app.connect("config-inited", _add_static)
     app.connect("config-inited", search.set_search_language)
+    app.connect("config-inited", _latex_words)
     app.connect("builder-inited", search.require_tokenizer)
     app.connect("builder-inited", _add_css)
     app.connect("html-page-context", edition.page_context)

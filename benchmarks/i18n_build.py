@@ -1,0 +1,130 @@
+"""Both editions (``make html``: English, then Chinese) against the English edition alone.
+
+The book is cloned from the last commit into a temporary folder (as in ``noop_build.py``),
+with this checkout's .venv, node_modules and upstream objects, and this checkout's lab cache
+(``_build/.labs-cache``) when it has one: the comparison is of builds with the lab cache warm,
+and the cache key is the labs' code, so the copy is as good as a warm-up build (without one the
+first English build runs every lab, untimed). Each run then removes the doctrees and the HTML
+and times, interleaved so that load on the machine hits both alike:
+
+- English alone: ``python -m sphinx -M html source BUILD -c .``;
+- both editions: ``make html`` (the upstream check, the English build, the Chinese build).
+
+Sphinx's own counts say what each build did (documents read, pages written), and the
+progress lines of the labs say whether the Chinese build ran any. Then a no-op ``make html``
+must read and write nothing in either edition.
+
+Target: both / English <= 1.6; the Chinese build runs 0 labs; the no-op reads 0 and writes 0
+documents in each edition.
+
+Run: ``.venv/bin/python benchmarks/i18n_build.py [--runs N]``. The last line printed is one JSON
+object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from noop_build import BUILD, KEEP, REPO, clone, counts, run  # noqa: E402
+
+ZH_MARK = "-D language=zh_CN"  # make echoes the Chinese build's command line before it runs
+LAB_LINE = re.compile(r"^labs \[\d+/\d+\] ", re.M)
+
+
+def editions(log: str) -> dict[str, str]:
+    """The log of ``make html`` split into the English and the Chinese build's parts."""
+    at = log.find(ZH_MARK)
+    return {"en": log if at < 0 else log[:at], "zh_CN": "" if at < 0 else log[at:]}
+
+
+def summary(log: str) -> dict[str, object]:
+    found = counts(log)
+    return {
+        "read": found["read"],
+        "written": found["written"],
+        "labs_run": len(LAB_LINE.findall(log)),
+    }
+
+
+def fresh(book: Path) -> None:
+    for name in ("doctrees", "doctrees-zh", "html"):
+        shutil.rmtree(book / BUILD / name, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=2, help="timed runs of each command")
+    args = parser.parse_args()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = "ext"
+    stores = REPO / ".git" / "atlas-upstreams"
+    if stores.is_dir():
+        env["ATLAS_UPSTREAMS_ROOT"] = str(stores)
+    make_html = ["make", *KEEP, "html", f"BUILDDIR={BUILD}"]
+    english = [".venv/bin/python", "-m", "sphinx", "-M", "html", "source", BUILD, "-c", "."]
+    with tempfile.TemporaryDirectory(prefix="atlas-i18n-") as tmp:
+        book = clone(Path(tmp))
+        cache = REPO / "_build" / ".labs-cache"
+        copied = cache.is_dir()
+        if copied:
+            shutil.copytree(cache, book / BUILD / ".labs-cache")
+        else:
+            run(book, english, env)  # runs every lab once: the cache is warm from here on
+        en_times, both_times = [], []
+        en_log = both_log = ""
+        for _ in range(args.runs):
+            fresh(book)
+            seconds, en_log, status = run(book, english, env)
+            assert status == 0, en_log[-3000:]
+            en_times.append(seconds)
+            fresh(book)
+            seconds, both_log, status = run(book, make_html, env)
+            assert status == 0, both_log[-3000:]
+            both_times.append(seconds)
+        _, noop_log, status = run(book, make_html, env)
+    both_parts = editions(both_log)
+    noop_parts = editions(noop_log)
+    result = {
+        "english_s": round(statistics.median(en_times), 2),
+        "both_s": round(statistics.median(both_times), 2),
+        "ratio": round(statistics.median(both_times) / statistics.median(en_times), 3),
+        "target_ratio": 1.6,
+        "runs": args.runs,
+        "lab_cache_copied": copied,
+        "english_alone": summary(en_log),
+        "both": {lang: summary(part) for lang, part in both_parts.items()},
+        "noop_both": {lang: summary(part) for lang, part in noop_parts.items()},
+        "noop_exit": status,
+        "commit": subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip(),
+    }
+    print(
+        f"both editions {result['both_s']} s, English alone {result['english_s']} s: "
+        f"ratio {result['ratio']} (target <= 1.6)"
+    )
+    zh = result["both"]["zh_CN"]
+    print(
+        f"  the Chinese build: {zh['read']} read, {zh['written']} written, "
+        f"{zh['labs_run']} labs run"
+    )
+    for lang, c in result["noop_both"].items():
+        print(
+            f"  no-op make html, {lang}: {c['read']} documents read, {c['written']} pages written"
+        )
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
