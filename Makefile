@@ -25,7 +25,7 @@ ZH_CMD       = $(SPHINXBUILD) -b html $(SOURCEDIR) $(BUILDDIR)/html/zh -d $(BUIL
                -c . -D language=$(ZH_LANG) $(SPHINXOPTS)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup html check labs pdf po i18n-status linkcheck upstreams lock test serve clean
+.PHONY: help setup html html-en html-zh check check-en check-zh labs pdf po i18n-status linkcheck upstreams lock test serve clean
 
 help:  ## list the targets
 	@echo "LLM Infra Atlas"
@@ -49,14 +49,29 @@ upstreams: $(VENV)/.installed  ## fetch the upstream objects the book cites (par
 lock: $(VENV)/.installed  ## rewrite upstreams.lock to the book's citations (commit it)
 	$(PY) -m atlas.upstream lock
 
+# The two editions build side by side (each Sphinx build is one process); whichever reaches
+# its labs first runs them, the other waits and finds them in the cache. Each build's output is
+# shown whole when it ends (--output-sync).
+EDITIONS     = $(MAKE) --no-print-directory -j2 --output-sync=target
+
 html: setup  ## build both editions: _build/html (English) and _build/html/zh (Chinese)
 	@$(PY) -m atlas.upstream fetch --if-needed || true
-	$(call SPHINX_CMD,html)
-	$(ZH_CMD)
+	@$(EDITIONS) html-en html-zh
 	@echo "The book is in $(BUILDDIR)/html/index.html (Chinese: $(BUILDDIR)/html/zh/index.html)"
 
+html-en:
+	$(call SPHINX_CMD,html)
+
+html-zh:
+	$(ZH_CMD)
+
 check: setup  ## strict build of both editions: warnings are errors, the lock is frozen
+	@$(EDITIONS) check-en check-zh
+
+check-en:
 	$(call SPHINX_CMD,html) $(STRICT) -D atlas_upstream_lock=frozen
+
+check-zh:
 	$(ZH_CMD) $(STRICT) -D atlas_upstream_lock=frozen
 
 labs: setup  ## run every lab afresh; JUnit report in _build/labs/junit.xml

@@ -37,14 +37,20 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from noop_build import BUILD, KEEP, REPO, clone, counts, run  # noqa: E402
 
-ZH_MARK = "-D language=zh_CN"  # make echoes the Chinese build's command line before it runs
+ZH_MARK = "-D language=zh_CN"  # in the Chinese build's command line, which make echoes
+RECIPE = re.compile(r"^\S*python\S* -m sphinx .*$", re.M)  # each build's output starts there
 LAB_LINE = re.compile(r"^labs \[\d+/\d+\] ", re.M)
 
 
 def editions(log: str) -> dict[str, str]:
-    """The log of ``make html`` split into the English and the Chinese build's parts."""
-    at = log.find(ZH_MARK)
-    return {"en": log if at < 0 else log[:at], "zh_CN": "" if at < 0 else log[at:]}
+    """The log of ``make html`` split into the English and the Chinese build's parts (make
+    shows each build's output whole, in the order they finish, after its command line)."""
+    starts = [m.start() for m in RECIPE.finditer(log)] + [len(log)]
+    parts = {"en": "", "zh_CN": ""}
+    for begin, end in zip(starts, starts[1:], strict=False):
+        block = log[begin:end]
+        parts["zh_CN" if ZH_MARK in block[:400] else "en"] += block  # the command line
+    return parts
 
 
 def summary(log: str) -> dict[str, object]:

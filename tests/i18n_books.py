@@ -66,3 +66,28 @@ def build_both(src: Path, out: Path, *options: str, built: Built | None = None) 
         built.logs[language] = proc.stdout + proc.stderr
         built.codes[language] = proc.returncode
     return built
+
+
+def build_side_by_side(src: Path, out: Path) -> Built:
+    """Both editions at once, as ``make html`` runs them (make -j2)."""
+    lab_log = out / "lab-runs.log"
+    built = Built(src, out, lab_log, {}, {})
+    procs = {}
+    for language in ("en", "zh_CN"):
+        if language == "en":
+            cmd = ["-M", "html", str(src), str(out)]
+        else:
+            cmd = ["-b", "html", str(src), str(out / "html" / "zh"), "-d", str(out / "doctrees-zh")]
+            cmd += ["-D", f"language={language}"]
+        procs[language] = subprocess.Popen(
+            [sys.executable, "-m", "sphinx", *cmd],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env_for(lab_log),
+        )
+    for language, proc in procs.items():
+        output, _ = proc.communicate(timeout=600)
+        built.logs[language] = output
+        built.codes[language] = proc.returncode
+    return built
