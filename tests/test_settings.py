@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from atlas.assets.config import AssetsConfig
+from atlas.i18n.config import I18nConfig
 from atlas.labs.config import LabsConfig
 from atlas.latex.config import LatexConfig
 from atlas.project import config as checks
@@ -154,7 +155,7 @@ def test_each_dataclass_registers_exactly_its_fields(cls: type[Settings]) -> Non
 
 def test_every_setting_belongs_to_one_feature() -> None:
     names = [name for cls in FEATURES for name in cls.rules()]
-    assert len(names) == len(set(names)) == len(RULES) == 25
+    assert len(names) == len(set(names)) == len(RULES) == 26
     assert set(FEATURES) == {
         ProjectConfig,
         AssetsConfig,
@@ -163,6 +164,7 @@ def test_every_setting_belongs_to_one_feature() -> None:
         RefsConfig,
         LatexConfig,
         TeachConfig,
+        I18nConfig,
     }
 
 
