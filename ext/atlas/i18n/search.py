@@ -6,12 +6,18 @@ that says how to install it. Sphinx 9.0's ``SearchChinese`` also ships the Engli
 (``english-stemmer.js``) but names ``ChineseStemmer`` in ``language_data.js``, so the search
 page stops on a JavaScript error and finds nothing; :class:`ChineseSearch` names the stemmer it
 ships (its Python side, jieba and the English stemmer, is Sphinx's own).
+
+jieba cuts a compound it does not know into its parts: 流水线并行 is indexed as 流水线 and 并行,
+and the reader who types 流水线并行 finds nothing. Every rendering of the glossary is therefore
+given to jieba as a word of its own (``html_search_options["dict"]``, a user dictionary written
+from glossary.toml), so the index holds the whole term beside its parts.
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
+from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.config import Config
@@ -19,9 +25,11 @@ from sphinx.search import _MINIFIED_JS_PATH
 from sphinx.search.zh import SearchChinese
 
 from atlas.i18n.config import is_translation
+from atlas.i18n.glossary import GLOSSARY_FILE, read_glossary
 from atlas.project.errors import Problem, fail
 
 # What each language's search needs (Sphinx's html_search_language and its tokenizer).
+USER_DICT = "atlas-search-words.txt"  # jieba's user dictionary, beside the doctrees
 SEARCH = {"zh": ("zh", "jieba", "jieba==0.42.1")}
 
 
@@ -45,10 +53,31 @@ def _search(config: Config) -> tuple[str, str, str] | None:
 
 
 def set_search_language(app: Sphinx, config: Config) -> None:
-    """At config-inited: a Chinese build indexes its pages as Chinese."""
+    """At config-inited: a Chinese build indexes its pages as Chinese, glossary terms whole."""
     found = _search(config)
-    if found is not None:
-        config.html_search_language = found[0]
+    if found is None:
+        return
+    config.html_search_language = found[0]
+    words = glossary_words(app, config)
+    if words:
+        path = Path(app.doctreedir) / USER_DICT
+        text = "".join(f"{word}\n" for word in words)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+        config.html_search_options = {**config.html_search_options, "dict": str(path)}
+
+
+def glossary_words(app: Sphinx, config: Config) -> list[str]:
+    """The glossary's Chinese renderings (a word jieba would cut in parts), sorted."""
+    if not config.locale_dirs:
+        return []
+    path = Path(app.srcdir, config.locale_dirs[0]) / str(config.language) / GLOSSARY_FILE
+    try:
+        terms = read_glossary(path)
+    except ValueError:
+        return []  # reported by the catalog checks, at the file
+    return sorted({r for term in terms for r in term.renderings if not r.isascii()})
 
 
 def require_tokenizer(app: Sphinx) -> None:
