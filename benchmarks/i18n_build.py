@@ -17,8 +17,13 @@ must read and write nothing in either edition.
 Target: both / English <= 1.6; the Chinese build runs 0 labs; the no-op reads 0 and writes 0
 documents in each edition.
 
-Run: ``.venv/bin/python benchmarks/i18n_build.py [--runs N]``. The last line printed is one JSON
-object.
+Measured (commit 56b80dd, ``--in-place --runs 1``, 2 cores at load average ~12, shared with other
+builds): English alone 176.3 s, both editions 343.7 s, ratio 1.95: the side-by-side builds
+gain nothing when the cores are already busy; the Chinese build ran 0 labs; the no-op read and
+wrote 0 documents in each edition.
+
+Run: ``.venv/bin/python benchmarks/i18n_build.py [--runs N] [--in-place]``. The last line
+printed is one JSON object.
 """
 
 from __future__ import annotations
