@@ -17,13 +17,19 @@ SPHINXOPTS  ?=
 STRICT_ALLOW ?= upstream.missing
 STRICT        = -W --keep-going $(if $(STRICT_ALLOW),-D atlas_strict_allow=$(STRICT_ALLOW))
 SPHINX_CMD   = $(SPHINXBUILD) -M $(1) $(SOURCEDIR) $(BUILDDIR) -c . $(SPHINXOPTS)
+# The Chinese edition (atlas.i18n): the same pages through locales/zh_CN, into html/zh, with its
+# own doctrees (a language change re-reads every page) but the same lab cache (_build/.labs-cache,
+# keyed on code): it runs no lab the English build ran.
+ZH_LANG      := zh_CN
+ZH_CMD       = $(SPHINXBUILD) -b html $(SOURCEDIR) $(BUILDDIR)/html/zh -d $(BUILDDIR)/doctrees-zh \
+               -c . -D language=$(ZH_LANG) $(SPHINXOPTS)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup html check labs pdf linkcheck upstreams lock test test-slow lint serve clean
+.PHONY: help setup html html-en html-zh check check-en check-zh labs pdf po i18n-status linkcheck upstreams lock test test-slow lint serve clean
 
 help:  ## list the targets
 	@echo "LLM Infra Atlas"
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 $(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -43,22 +49,50 @@ upstreams: $(VENV)/.installed  ## fetch the upstream objects the book cites (par
 lock: $(VENV)/.installed  ## rewrite upstreams.lock to the book's citations (commit it)
 	$(PY) -m atlas.upstream lock
 
-html: setup  ## build the book into _build/html
-	@$(PY) -m atlas.upstream fetch --if-needed || true
-	$(call SPHINX_CMD,html)
-	@echo "The book is in $(BUILDDIR)/html/index.html"
+# The two editions build side by side (each Sphinx build is one process); whichever reaches
+# its labs first runs them, the other waits and finds them in the cache. Each build's output is
+# shown whole when it ends (--output-sync).
+EDITIONS     = $(MAKE) --no-print-directory -j2 --output-sync=target
 
-check: setup  ## strict build: warnings are errors, the lock is frozen (-W --keep-going)
+html: setup  ## build both editions: _build/html (English) and _build/html/zh (Chinese)
+	@$(PY) -m atlas.upstream fetch --if-needed || true
+	@$(EDITIONS) html-en html-zh
+	@echo "The book is in $(BUILDDIR)/html/index.html (Chinese: $(BUILDDIR)/html/zh/index.html)"
+
+html-en:
+	$(call SPHINX_CMD,html)
+
+html-zh:
+	$(ZH_CMD)
+
+check: setup  ## strict build of both editions: warnings are errors, the lock is frozen
+	@$(EDITIONS) check-en check-zh
+
+check-en:
 	$(call SPHINX_CMD,html) $(STRICT) -D atlas_upstream_lock=frozen
+
+check-zh:
+	$(ZH_CMD) $(STRICT) -D atlas_upstream_lock=frozen
 
 labs: setup  ## run every lab afresh; JUnit report in _build/labs/junit.xml
 	$(call SPHINX_CMD,html) -D atlas_labs_mode=force
 	@echo "Lab report: $(BUILDDIR)/labs/junit.xml"
 
-pdf: setup  ## build the offline PDF into _build/pdf/atlas.pdf (as strict as `make check`)
+pdf: setup  ## build the offline PDFs: _build/pdf/atlas.pdf and atlas-zh.pdf (as strict as `make check`)
 	@$(PY) -m atlas.upstream fetch --if-needed || true
 	$(PY) -m atlas.latex build --source $(SOURCEDIR) --build $(BUILDDIR) -- \
 	  $(STRICT) $(SPHINXOPTS)
+	$(PY) -m atlas.latex build --source $(SOURCEDIR) --build $(BUILDDIR) --edition $(ZH_LANG):zh -- \
+	  $(STRICT) $(SPHINXOPTS)
+
+po: setup  ## refresh the Chinese catalogs (locales/zh_CN/LC_MESSAGES, one per page) from the pages
+	@$(PY) -m atlas.upstream fetch --if-needed || true
+	$(SPHINXBUILD) -b gettext $(SOURCEDIR) $(BUILDDIR)/gettext -d $(BUILDDIR)/doctrees-gettext \
+	  -c . -q $(SPHINXOPTS)
+	$(VENV)/bin/sphinx-intl update -p $(BUILDDIR)/gettext -l zh_CN -d locales -w 100
+
+i18n-status: setup  ## per page of the Chinese edition: translated / fuzzy / untranslated units
+	@$(PY) -m atlas.i18n status --locales locales --language $(ZH_LANG)
 
 linkcheck: setup  ## check every external link (needs network); report in _build/linkcheck/report.txt
 	@status=0; $(call SPHINX_CMD,linkcheck) -q || status=$$?; \

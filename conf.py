@@ -37,6 +37,23 @@ templates_path: list[str] = []
 html_last_updated_fmt = None
 today_fmt = "%Y"
 
+# -- Chinese edition (atlas.i18n) ----------------------------------------------------------------
+# The English pages are the source; the Chinese edition is built from gettext catalogs with
+# -D language=zh_CN (`make html` builds both, the Chinese one into _build/html/zh). `make po`
+# refreshes the catalogs, one per page (gettext_compact = False):
+# locales/zh_CN/LC_MESSAGES/<page>.po.
+language = "en"
+locale_dirs = [str(ROOT / "locales")]  # absolute: Sphinx reads locale_dirs relative to source/
+gettext_compact = False
+gettext_uuid = False  # uuids would change every catalog on every run
+gettext_location = True  # "#: source/page.md:LINE" tells the translator where a unit is
+# Only prose is a unit: literal blocks (code, upstream citations, lab transcripts), doctest
+# blocks, raw HTML, index entries and images are shared by both editions, never copied.
+gettext_additional_targets: list[str] = []
+# Every page links to the same page in the other edition (relative links: they work from disk).
+atlas_i18n_editions = {"zh_CN": "zh"}
+# Pages marked complete: locales/zh_CN/complete.toml; the glossary: locales/zh_CN/glossary.toml.
+
 # -- MyST ---------------------------------------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "colon_fence", "deflist", "attrs_inline", "attrs_block"]
 myst_fence_as_directive = ["mermaid"]

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from atlas.assets.config import AssetsConfig
+from atlas.i18n.config import I18nConfig
 from atlas.labs.config import LabsConfig
 from atlas.latex.config import LatexConfig
 from atlas.project import config as checks
@@ -177,6 +178,7 @@ def test_every_setting_belongs_to_one_feature() -> None:
         RefsConfig,
         LatexConfig,
         TeachConfig,
+        I18nConfig,
     }
 
 

@@ -6,8 +6,10 @@ features build on packages that know no feature: ``project`` (settings, project 
 build state, strictness), ``code`` (quoting code, without Sphinx), ``git`` (everything asked of
 git, on GitPython; the only code that starts git), ``bookroot`` (where the book is, from the app
 or a command line), ``settings`` (typed settings), ``processes`` (what the lab runner and
-labkit's ranks share). ``labkit`` is the code labs import, never imported by Sphinx itself. No
-two packages import each other, even through others (tests/test_package_imports.py).
+labkit's ranks share). The feature ``i18n`` builds the Chinese edition (gettext catalogs, stale
+units shown in English with a banner, the language switch, Chinese search, the glossary, the
+status). ``labkit`` is the code labs import, never imported by Sphinx itself. No two packages
+import each other, even through others (tests/test_package_imports.py).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ FEATURES = (
     "atlas.refs",
     "atlas.latex",
     "atlas.teach",
+    "atlas.i18n",
 )
 
 

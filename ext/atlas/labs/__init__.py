@@ -37,7 +37,7 @@ from sphinx.environment import BuildEnvironment
 
 from atlas.labs import execute
 from atlas.labs.config import LabsConfig
-from atlas.labs.directive import LabDirective, lab_node
+from atlas.labs.directive import LabDirective, LabTitleTransform, lab_node
 from atlas.labs.render import render_page
 from atlas.labs.state import LabsCollector, labs_state
 from atlas.labs.table import LabsReportDirective, build_table, labs_report_node
@@ -75,6 +75,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_node(labs_report_node)
     app.add_directive("lab", LabDirective)
     app.add_directive("labs-report", LabsReportDirective)
+    app.add_transform(LabTitleTransform)
     app.add_env_collector(LabsCollector)
     # the settings (atlas.labs.config) are checked by atlas.project.config
     app.connect("config-inited", _add_static)

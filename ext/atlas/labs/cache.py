@@ -12,6 +12,7 @@ labs.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -20,6 +21,8 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
@@ -136,6 +139,19 @@ class ResultCache:
         except (OSError, ValueError, KeyError, TypeError):
             return None
         return result if result.key == key else None
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Held while a build looks its labs up and runs the missing ones: two builds that share
+        the cache (``make html`` builds the English and Chinese editions side by side) run each
+        lab once, the second finding the first's results here once the first lets go."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with (self.folder / ".lock").open("a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def store(self, result: PageResult) -> None:
         """Write atomically: a crash or a concurrent build never leaves a torn entry."""

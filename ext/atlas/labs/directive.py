@@ -6,12 +6,14 @@ executes at ``env-updated`` and :mod:`atlas.labs.render` turns the placeholder i
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import math
 import re
 
 from docutils import nodes
 from docutils.parsers.rst import directives
+from sphinx.transforms import SphinxTransform
 from sphinx.util.docutils import SphinxDirective
 
 from atlas.labs.config import LabsConfig
@@ -23,7 +25,26 @@ _LINE_IN_MESSAGE = re.compile(r"^line (\d+) of the docstring for \S+ (.*)$", re.
 
 
 class lab_node(nodes.General, nodes.Element):  # noqa: N801 - docutils naming
-    """Placeholder for a lab; replaced at ``doctree-resolved`` by its rendering."""
+    """Placeholder for a lab; replaced at ``doctree-resolved`` by its rendering.
+
+    Its one child is the title as a paragraph with source and line: a unit of the page's
+    catalog, translated at read time by Sphinx's ``Locale`` transform, and copied back into the
+    spec by :class:`LabTitleTransform`. The examples are in the spec only, never a unit.
+    """
+
+
+class LabTitleTransform(SphinxTransform):
+    """After ``Locale`` (priority 20): the spec takes the title its page shows (translated in the
+    Chinese edition), so the rendering, the "Labs" page and the runnable files agree. The result
+    cache key leaves the title out: a translated lab never runs again."""
+
+    default_priority = 25
+
+    def apply(self, **kwargs: object) -> None:
+        for node in self.document.findall(lab_node):
+            title = node.children[0].astext() if node.children else ""
+            if title and title != node["spec"].title:
+                node["spec"] = dataclasses.replace(node["spec"], title=title)
 
 
 def _positive_float(argument: str) -> float:
@@ -141,6 +162,9 @@ class LabDirective(SphinxDirective):
         )
         node = lab_node(spec=spec)  # the anchor goes on a target inside the rendering
         self.set_source_info(node)
+        heading = nodes.paragraph(title, title)
+        self.set_source_info(heading)
+        node += heading
         self.state.document.ids[anchor] = node
         must_assert = LabsConfig.of(self).checks_must_assert
         problem = assertion_problem(kind, examples) if must_assert else None

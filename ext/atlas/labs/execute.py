@@ -70,23 +70,27 @@ def run_labs(
     memory = settings.memory_limit_mb
     seed = settings.seed
     cache = ResultCache(build_folder(app) / ".labs-cache")
-    jobs: list[Job] = []
-    for docname in sorted(specs):
-        labkit = imports_digest(specs[docname], labkit_folder)  # only the files this page reaches
-        key = page_key(specs[docname], labkit, seed, memory, upstreams)
-        if mode != "force":
-            current = results.get(docname)
-            if current is not None and current.key == key and current.cacheable:
-                continue  # timeouts and crashes are retried on the next build
-            cached = cache.load(key)
-            if cached is not None:
-                results[docname] = cached
-                changed.add(docname)
-                continue
-        jobs.append(Job(docname, key, specs[docname], memory, seed, str(paths.root)))
+    # One build at a time decides and runs: the other edition, built side by side, then finds
+    # every result in the cache and runs no lab.
+    with cache.exclusive():
+        jobs: list[Job] = []
+        for docname in sorted(specs):
+            # only the files this page reaches
+            labkit = imports_digest(specs[docname], labkit_folder)
+            key = page_key(specs[docname], labkit, seed, memory, upstreams)
+            if mode != "force":
+                current = results.get(docname)
+                if current is not None and current.key == key and current.cacheable:
+                    continue  # timeouts and crashes are retried on the next build
+                cached = cache.load(key)
+                if cached is not None:
+                    results[docname] = cached
+                    changed.add(docname)
+                    continue
+            jobs.append(Job(docname, key, specs[docname], memory, seed, str(paths.root)))
 
-    if jobs:
-        changed.update(_run(app, jobs, results, cache))
+        if jobs:
+            changed.update(_run(app, jobs, results, cache))
     stop_prestarted(app)
     _FAILED[id(app)] = report_problems(specs, results)
     junit = build_folder(app) / "labs" / "junit.xml"

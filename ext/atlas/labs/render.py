@@ -93,15 +93,23 @@ def render_lab(
     environment: str,
     show_time: bool = True,
     links: list[nodes.Node] | None = None,
+    origin: nodes.Element | None = None,
 ) -> nodes.container:
     """The rendered lab: title, transcript, problems, status line, then ``links`` (the page's
-    runnable file and the checks the lab uses, added by atlas.teach)."""
+    runnable file and the checks the lab uses, added by atlas.teach).
+
+    ``origin``, the placeholder's title paragraph, lends the title its source, line and uid:
+    the gettext builder reads resolved doctrees and keeps only nodes the read phase versioned."""
     if result is None:
         result = LabResult(LabStatus.NOT_RUN, message="not run")
     status = result.status.replace(" ", "-")
     box = nodes.container(classes=["atlas-lab", f"atlas-lab-{status}", f"atlas-lab-{spec.kind}"])
     box += nodes.target("", "", ids=[spec.anchor])  # a target: LaTeX labels it, HTML anchors it
-    title = nodes.paragraph(classes=["atlas-lab-title"])
+    title = nodes.paragraph(spec.title, classes=["atlas-lab-title"])  # the catalog's unit
+    if origin is not None:
+        title.rawsource, title.source, title.line = origin.rawsource, origin.source, origin.line
+        if hasattr(origin, "uid"):
+            title.uid = origin.uid
     title += nodes.strong("", "Lab: ")
     title += nodes.Text(spec.title)
     if spec.kind == "model":  # a badge the reader sees in HTML and PDF alike (plain text)
@@ -140,4 +148,6 @@ def render_page(
         result = result_of(results, spec)
         environment = environment_of(results, spec.docname)
         links = node.get("atlas_links")
-        node.replace_self(render_lab(spec, result, environment, show_time, links))
+        origin = node.children[0] if node.children else None
+        rendered = render_lab(spec, result, environment, show_time, links, origin)
+        node.replace_self(rendered)

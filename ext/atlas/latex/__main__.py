@@ -19,6 +19,12 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--build", type=Path, default=None, help="the build folder (ROOT/_build)")
     b.add_argument("--conf-dir", type=Path, default=None, help="the folder of conf.py (ROOT)")
     b.add_argument("--name", default="atlas", help="the .tex target of latex_documents")
+    b.add_argument(
+        "--edition",
+        default=None,
+        metavar="LANGUAGE:FOLDER",
+        help="a translated edition, e.g. zh_CN:zh: BUILD/pdf/atlas-zh.pdf",
+    )
     b.add_argument("sphinx_args", nargs="*", help="passed to Sphinx (after --)")
     sub.add_parser("check", help="only check the system tools")
     args = parser.parse_args(argv)
@@ -26,9 +32,17 @@ def main(argv: list[str] | None = None) -> int:
         absent = tools.missing(tools.requirements())
         print(tools.report(absent) if absent else "All the PDF's system tools are installed.")
         return 3 if absent else 0
+    edition = None
+    if args.edition:
+        language, _, folder = args.edition.partition(":")
+        if not language or not folder:
+            parser.error(f"--edition {args.edition}: write LANGUAGE:FOLDER, e.g. zh_CN:zh")
+        edition = build.Edition(language, folder)
     if args.root is None and None not in (args.source, args.build, args.conf_dir):
         # every folder given: no book needs to be found
-        return build.build(args.source, args.build, args.conf_dir, args.name, args.sphinx_args)
+        return build.build(
+            args.source, args.build, args.conf_dir, args.name, args.sphinx_args, edition
+        )
     try:
         paths = BookPaths.from_cli(args.root)
     except NotABook as exc:
@@ -40,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         args.conf_dir or paths.conf_dir,
         args.name,
         args.sphinx_args,
+        edition,
     )
 
 

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from atlas.git.repo import last_commit_time
@@ -36,12 +37,25 @@ def _source_date_epoch(repo: Path) -> str | None:
     return last_commit_time(repo)
 
 
-def run_sphinx(source: Path, build: Path, conf_dir: Path, extra: list[str]) -> int:
+def run_sphinx(
+    source: Path, build: Path, conf_dir: Path, extra: list[str], edition: Edition | None = None
+) -> int:
+    from sphinx.cmd.build import build_main
     from sphinx.cmd.make_mode import run_make_mode
 
     # Quiet by default: Sphinx's closing advice ("run make in that directory") is what we do next.
     quiet = [] if any(a.startswith("-v") for a in extra) else ["-q"]
-    return run_make_mode(["latex", str(source), str(build), "-c", str(conf_dir), *quiet, *extra])
+    if edition is None:
+        return run_make_mode(
+            ["latex", str(source), str(build), "-c", str(conf_dir), *quiet, *extra]
+        )
+    # A translation: the doctrees of its HTML build (a language change re-reads every page), the
+    # lab cache of the book (BUILD/.labs-cache, beside those doctrees), its own LaTeX folder.
+    return build_main(
+        ["-b", "latex", str(source), str(edition.latex_dir(build)), "-c", str(conf_dir)]
+        + ["-d", str(build / f"doctrees-{edition.folder}"), "-D", f"language={edition.language}"]
+        + [*quiet, *extra]
+    )
 
 
 def run_latexmk(latex_dir: Path, log_file: Path, source: Path) -> int:
@@ -88,18 +102,35 @@ def _missing_glyphs_message(report: logscan.LogReport) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Edition:
+    """A translated edition's PDF: ``-D language=LANGUAGE``, written as ``STEM-FOLDER.pdf``."""
+
+    language: str  # zh_CN
+    folder: str  # zh: as in atlas_i18n_editions
+
+    def latex_dir(self, build_dir: Path) -> Path:
+        return build_dir / f"latex-{self.folder}"
+
+
 def build(
-    source: Path, build_dir: Path, conf_dir: Path, stem: str = "atlas", extra: Sequence[str] = ()
+    source: Path,
+    build_dir: Path,
+    conf_dir: Path,
+    stem: str = "atlas",
+    extra: Sequence[str] = (),
+    edition: Edition | None = None,
 ) -> int:
-    """Build ``build_dir/pdf/STEM.pdf``; return the process exit status."""
+    """Build ``build_dir/pdf/STEM.pdf`` (``STEM-zh.pdf`` for the Chinese ``edition``); return the
+    process exit status."""
     absent = tools.missing(tools.requirements())
     if absent:
         _say(tools.report(absent))
         return 3
-    if rc := run_sphinx(source, build_dir, conf_dir, list(extra)):
+    if rc := run_sphinx(source, build_dir, conf_dir, list(extra), edition):
         _say(f"PDF: the latex builder failed (exit {rc}); see the messages above.")
         return rc
-    latex_dir = build_dir / "latex"
+    latex_dir = edition.latex_dir(build_dir) if edition else build_dir / "latex"
     if not (latex_dir / f"{stem}.tex").exists():
         _say(
             f"PDF: {latex_dir / (stem + '.tex')} was not written; check latex_documents in conf.py."
@@ -124,7 +155,7 @@ def build(
     wide = sorted({r for r in report.overfull if r[0] > OVERFULL_SHOWN_PT}, reverse=True)
     for points, line in wide[:10]:
         _say(f"PDF: a line runs {points:.1f}pt into the margin on page {pages.page(line)}")
-    target = build_dir / "pdf" / f"{stem}.pdf"
+    target = build_dir / "pdf" / (f"{stem}-{edition.folder}.pdf" if edition else f"{stem}.pdf")
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(latex_dir / f"{stem}.pdf", target)
     _say(f"The PDF is in {target}")

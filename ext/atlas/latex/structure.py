@@ -119,8 +119,14 @@ class BookStructure(SphinxPostTransform):
         if not located:
             return
         files = {sof["docname"]: sof for _, sof in located}
+        # A translated edition matches the English caption (Sphinx keeps it as "rawcaption")
+        # against the settings, and titles its parts with the translated one.
         toctrees = [
-            (t.get("caption") or "", [f for f in t["includefiles"] if f in files])
+            (
+                t.get("caption") or "",
+                t.get("rawcaption") or t.get("caption") or "",
+                [f for f in t["includefiles"] if f in files],
+            )
             for t in self.env.get_doctree(root).findall(addnodes.toctree)
         ]
         for holder, sof in located:
@@ -135,13 +141,13 @@ class BookStructure(SphinxPostTransform):
         body: list[nodes.Node] = [_raw(r"\atlasfrontmatter")]
         rest: list[nodes.Node] = [_raw(r"\atlasmainmatter")]
         back: list[nodes.Node] = [_raw(r"\atlasbackmatter")]
-        for caption, docnames in toctrees:
+        for caption, english, docnames in toctrees:
             pages = [files.pop(d) for d in docnames if d in files]
             if not pages:
                 continue
-            if caption in front_captions:
+            if english in front_captions:
                 body += pages
-            elif caption in back_captions:
+            elif english in back_captions:
                 back += pages
             else:
                 if caption:

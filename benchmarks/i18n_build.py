@@ -1,0 +1,145 @@
+"""Both editions (``make html``: English, then Chinese) against the English edition alone.
+
+The book is cloned from the last commit into a temporary folder (as in ``noop_build.py``),
+with this checkout's .venv, node_modules and upstream objects; a first English build, untimed,
+runs every lab once, so that every timed build finds the lab cache warm. ``--in-place`` builds
+this checkout in ``_build`` instead, whose lab cache a ``make html`` has already warmed. Each run
+then removes the doctrees and the HTML (never the lab cache) and times, interleaved so that load
+on the machine hits both alike:
+
+- English alone: ``python -m sphinx -M html source BUILD -c .``;
+- both editions: ``make html`` (the upstream check, the English build, the Chinese build).
+
+Sphinx's own counts say what each build did (documents read, pages written), and the
+progress lines of the labs say whether the Chinese build ran any. Then a no-op ``make html``
+must read and write nothing in either edition.
+
+Target: both / English <= 1.6; the Chinese build runs 0 labs; the no-op reads 0 and writes 0
+documents in each edition.
+
+Measured (commit 56b80dd, ``--in-place --runs 1``, 2 cores at load average ~12, shared with other
+builds): English alone 176.3 s, both editions 343.7 s, ratio 1.95: the side-by-side builds
+gain nothing when the cores are already busy; the Chinese build ran 0 labs; the no-op read and
+wrote 0 documents in each edition.
+
+Run: ``.venv/bin/python benchmarks/i18n_build.py [--runs N] [--in-place]``. The last line
+printed is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from noop_build import BUILD, KEEP, REPO, clone, counts, run  # noqa: E402
+
+ZH_MARK = "-D language=zh_CN"  # in the Chinese build's command line, which make echoes
+RECIPE = re.compile(r"^\S*python\S* -m sphinx .*$", re.M)  # each build's output starts there
+LAB_LINE = re.compile(r"^labs \[\d+/\d+\] ", re.M)
+
+
+def editions(log: str) -> dict[str, str]:
+    """The log of ``make html`` split into the English and the Chinese build's parts (make
+    shows each build's output whole, in the order they finish, after its command line)."""
+    starts = [m.start() for m in RECIPE.finditer(log)] + [len(log)]
+    parts = {"en": "", "zh_CN": ""}
+    for begin, end in zip(starts, starts[1:], strict=False):
+        block = log[begin:end]
+        parts["zh_CN" if ZH_MARK in block[:400] else "en"] += block  # the command line
+    return parts
+
+
+def summary(log: str) -> dict[str, object]:
+    found = counts(log)
+    return {
+        "read": found["read"],
+        "written": found["written"],
+        "labs_run": len(LAB_LINE.findall(log)),
+    }
+
+
+def fresh(book: Path, build: str) -> None:
+    for name in ("doctrees", "doctrees-zh", "html"):
+        shutil.rmtree(book / build / name, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=2, help="timed runs of each command")
+    parser.add_argument(
+        "--in-place",
+        action="store_true",
+        help="build this checkout in _build (its lab cache must be warm: run make html first)",
+    )
+    args = parser.parse_args()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = "ext"
+    stores = REPO / ".git" / "atlas-upstreams"
+    if stores.is_dir():
+        env["ATLAS_UPSTREAMS_ROOT"] = str(stores)
+    build = "_build" if args.in_place else BUILD
+    make_html = ["make", *KEEP, "html", f"BUILDDIR={build}"]
+    english = [".venv/bin/python", "-m", "sphinx", "-M", "html", "source", build, "-c", "."]
+    with tempfile.TemporaryDirectory(prefix="atlas-i18n-") as tmp:
+        book = REPO if args.in_place else clone(Path(tmp))
+        if not args.in_place:
+            # Untimed: runs every lab once (the cache key holds the book's own paths, so a copy
+            # of another checkout's cache would miss); the cache is warm from here on.
+            run(book, english, env)
+        en_times, both_times = [], []
+        en_log = both_log = ""
+        for _ in range(args.runs):
+            fresh(book, build)
+            seconds, en_log, status = run(book, english, env)
+            assert status == 0, en_log[-3000:]
+            en_times.append(seconds)
+            fresh(book, build)
+            seconds, both_log, status = run(book, make_html, env)
+            assert status == 0, both_log[-3000:]
+            both_times.append(seconds)
+        _, noop_log, status = run(book, make_html, env)
+    both_parts = editions(both_log)
+    noop_parts = editions(noop_log)
+    result = {
+        "english_s": round(statistics.median(en_times), 2),
+        "both_s": round(statistics.median(both_times), 2),
+        "ratio": round(statistics.median(both_times) / statistics.median(en_times), 3),
+        "target_ratio": 1.6,
+        "runs": args.runs,
+        "in_place": args.in_place,
+        "english_alone": summary(en_log),
+        "both": {lang: summary(part) for lang, part in both_parts.items()},
+        "noop_both": {lang: summary(part) for lang, part in noop_parts.items()},
+        "noop_exit": status,
+        "commit": subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip(),
+    }
+    print(
+        f"both editions {result['both_s']} s, English alone {result['english_s']} s: "
+        f"ratio {result['ratio']} (target <= 1.6)"
+    )
+    zh = result["both"]["zh_CN"]
+    print(
+        f"  the Chinese build: {zh['read']} read, {zh['written']} written, "
+        f"{zh['labs_run']} labs run"
+    )
+    for lang, c in result["noop_both"].items():
+        print(
+            f"  no-op make html, {lang}: {c['read']} documents read, {c['written']} pages written"
+        )
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
