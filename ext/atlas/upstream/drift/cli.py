@@ -20,6 +20,7 @@ from atlas.upstream.drift.bump import apply
 from atlas.upstream.drift.gitlink import GitlinkPin
 from atlas.upstream.drift.model import SHORT, DriftError
 from atlas.upstream.drift.plan import plan
+from atlas.upstream.drift.queue import write_queue
 from atlas.upstream.drift.report import print_plan
 
 
@@ -68,6 +69,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{command}: {exc}", file=sys.stderr)
         return 2
     print_plan(the_plan, args.json)
+    queue = write_queue(root, the_plan, applied=result is not None)
+    left = sum(not r.carried for r in the_plan.records)
+    if left:
+        print(
+            f"{left} citation(s) to review, {sum(bool(r.suggestion) for r in the_plan.records)} "
+            f"with a suggestion: {queue}; "
+            + (
+                f"walk them with `{bookroot.command(root, 'review', args.name)}`"
+                if result is not None
+                else "bump first, then walk them with review"
+            ),
+            file=sys.stderr,
+        )
     if result is not None:
         print(
             f"bumped {args.name} to {the_plan.new[:SHORT]}: {len(result['pages'])} page(s) "
