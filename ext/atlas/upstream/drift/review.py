@@ -4,7 +4,8 @@ For each citation left behind, one decision:
 
 - **accept** the suggestion: the page's citation is rewritten to it (``:emphasize-lines:``
   carried through the suggestion's line map);
-- **keep** it at the old pin with a reason, recorded in the page (:mod:`.behind`), which
+- **keep** it at the old pin with a reason, recorded in the page
+  (:mod:`atlas.upstream.behind`), which
   silences ``upstream.behind`` for it;
 - **skip**: it stays in the queue, and ``upstream.behind`` keeps warning.
 
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from atlas.bookroot import BookPaths, NotABook, command
-from atlas.upstream.drift.behind import keep_lines
+from atlas.upstream.behind import keep_lines
 from atlas.upstream.drift.queue import Queue, QueueEntry, load_queue, save_queue
 from atlas.upstream.pagewriter import CitationEdit, PageEditError, rewrite_pages, write_atomic
 from atlas.upstream.registry import load_registry
