@@ -115,7 +115,7 @@ def warn_if_behind(env: BuildEnvironment, res: Resolution, location: tuple[str, 
     store = resolver(env).store(up)
     if not behind.is_behind(resolver(env).book_root, up, store, res.commit):
         return
-    fix = command(BookPaths.from_app(env.app), "review", up.name)
+    fix = command(resolver(env).paths, "review", up.name)
     logger.warning(
         "%s", behind.message(res.raw, up, fix),
         location=location, type="upstream", subtype="behind",

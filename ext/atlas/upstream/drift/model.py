@@ -69,6 +69,9 @@ class Record:
         for private in ("new_path", "new_blob", "linemap", "suggestion_linemap"):
             out.pop(private)
         out["status"] = str(self.status)
+        if self.suggestion is None:  # only a citation left behind may have one
+            out.pop("suggestion")
+            out.pop("suggestion_note")
         return out
 
 
