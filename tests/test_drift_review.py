@@ -171,3 +171,14 @@ def test_a_bump_leaves_the_gitlink_staged_and_the_queue_names_the_old_pin(book, 
     assert queue.applied and queue.old == v1
     assert all(e.citation.startswith(f"up@{v1[:10]} ") for e in queue.entries)
     assert git(book, "ls-files", "-s", "upstreams/up").split()[1] == v2
+
+
+def test_review_finds_a_citation_that_prose_edited_above_it_moved(book, up, capsys) -> None:
+    _, v2 = up.commits
+    run(book, "bump", "up", v2)
+    page = book / "source/index.md"
+    page.write_text(page.read_text().replace("# Page\n", "# Page\n\nA new paragraph.\n"))
+    assert review.main(["review", "up", "--root", str(book), "--accept-all-suggestions"]) == 0
+    text = page.read_text()
+    assert "```{upstream} up pkg/core/gemm.py:33-40\n" in text
+    assert "3 accepted, 0 kept with a reason, 1 skipped" in capsys.readouterr().err

@@ -95,15 +95,36 @@ def decide(queue: Queue, ask: Ask) -> dict[int, Decision]:
     return decisions
 
 
+def locate(root: Path, entry: QueueEntry) -> int | None:
+    """The line that holds the entry's citation now: its recorded line, else the line holding
+    it nearest to that one (prose edited above it since the bump moves it; of two identical
+    citations, each keeps its own); None when no line holds it."""
+    try:
+        lines = (root / entry.page).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    if 0 < entry.line <= len(lines) and entry.citation in lines[entry.line - 1]:
+        return entry.line
+    found = [i + 1 for i, line in enumerate(lines) if entry.citation in line]
+    return min(found, key=lambda n: (abs(n - entry.line), n)) if found else None
+
+
 def apply_decisions(root: Path, queue: Queue, decisions: dict[int, Decision]) -> list[str]:
     """Rewrite the pages: accepted citations first (no line moves), then the reasons of kept
     ones, from the bottom of each page up (an inserted line moves only what is below it).
     Returns one message per entry that could not be applied (it stays in the queue)."""
     problems: list[str] = []
     for i, (what, _) in decisions.items():
+        e = queue.entries[i]
+        line = locate(root, e) if what != SKIP else None
+        if what != SKIP and line is None:
+            problems.append(f"{e.page}:{e.line}: the citation {e.citation!r} is not there")
+            decisions[i] = (SKIP, "")
+            continue
+        if line is not None:
+            e.line = line
         if what != ACCEPT:
             continue
-        e = queue.entries[i]
         assert e.suggestion is not None
         try:
             rewrite_pages(
@@ -126,9 +147,6 @@ def apply_decisions(root: Path, queue: Queue, decisions: dict[int, Decision]) ->
         with path.open(encoding="utf-8", newline="") as fh:
             lines = fh.read().splitlines(keepends=True)
         for e, reason in (k for k in kept if k[0].page == page):
-            if not (0 < e.line <= len(lines) and e.citation in lines[e.line - 1]):
-                problems.append(f"{e.page}:{e.line}: the citation {e.citation!r} is not there")
-                continue
             keep_lines(lines, e.line, e.kind, e.citation, reason)
         write_atomic(path, "".join(lines))
     return problems
