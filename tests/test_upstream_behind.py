@@ -49,3 +49,12 @@ def test_old_citations_warn_in_every_build_until_the_page_says_why(
     app, log = build(make_app, book, stores)
     assert behind_lines(log) == [], log
     assert app.statuscode == 0
+
+
+def test_a_tag_is_never_behind(make_app, tmp_path, demo, stores) -> None:
+    page = "# P\n\n```{upstream} demo@v1 pkg/model.py:1\n```\n"
+    book = upstream_book(
+        tmp_path / "book", {"index.md": page}, {"demo": FixtureUpstream(demo, pin=demo.head)}
+    )
+    app, log = build(make_app, book, stores, fresh=True)
+    assert behind_lines(log) == [] and app.statuscode == 0, log

@@ -6,7 +6,8 @@ book still builds; nothing would say so again. A citation whose explicit revisio
 book once pinned) is reported as ``upstream.behind`` at its page and line, naming ``review``
 as the fix, unless the page records why it stays (:mod:`atlas.upstream.drift.behind`: the
 ``:behind:`` option, or a ``% upstream-behind:`` comment for a role). A citation of a newer
-commit, or of a tag on purpose, is not behind.
+commit is not behind, nor one of a tag (``demo@v1``: a release named on purpose; what a bump
+leaves behind is a SHA).
 
 Where a page records the reason, next to the citation:
 
@@ -24,8 +25,14 @@ from functools import lru_cache
 from pathlib import Path
 
 from atlas.git import repo
+from atlas.git.revs import is_sha_prefix
 from atlas.git.store import GitStore, GitStoreError, MissingObject
 from atlas.upstream.registry import Upstream
+
+
+def may_be_behind(rev: str) -> bool:
+    """Whether a citation's explicit revision can leave it behind: a SHA, not a tag."""
+    return is_sha_prefix(rev, any_case=True)
 
 
 def commit_time(store: GitStore, commit: str) -> int | None:

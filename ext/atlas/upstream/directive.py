@@ -112,6 +112,8 @@ def warn_if_behind(env: BuildEnvironment, res: Resolution, location: tuple[str, 
     up, spec = res.upstream, res.spec
     if not isinstance(up, Upstream) or spec is None or not spec.rev or not res.commit:
         return
+    if not behind.may_be_behind(spec.rev):
+        return  # a tag names a release on purpose (``demo@v1``); a bump leaves SHAs behind
     store = resolver(env).store(up)
     if not behind.is_behind(resolver(env).book_root, up, store, res.commit):
         return

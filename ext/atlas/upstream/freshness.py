@@ -20,7 +20,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from atlas.git.process import run
 from atlas.git.store import GitStore, GitStoreError, MissingObject
-from atlas.upstream.behind import commit_time, is_behind, role_reasons
+from atlas.upstream.behind import commit_time, is_behind, may_be_behind, role_reasons
 from atlas.upstream.citations import scan_book
 from atlas.upstream.registry import Upstream, load_registry, object_store
 
@@ -77,7 +77,11 @@ def freshness(
 ) -> list[Freshness]:
     """One row per upstream of the book, git upstreams first, link-only ones after."""
     rows = []
-    sites = [s for s in scan_book(book_root, source) if s.spec is not None and s.spec.rev]
+    sites = [
+        s
+        for s in scan_book(book_root, source)
+        if s.spec is not None and s.spec.rev and may_be_behind(s.spec.rev)
+    ]
     reasons: dict[str, dict[str, str]] = {}
     for name, up in sorted(load_registry(book_root).items()):
         if not up.pin:
