@@ -14,15 +14,18 @@ Where each job lives (git itself is :mod:`atlas.git`'s; the book's paths are
 - in a build: ``directive`` (the directive and role, with structured attributes on each
   citation), ``state`` (what a build remembers per page, and its collector), ``lockcheck``
   (the frozen lock against every citation), ``labpaths`` (the files labs read at the pin),
-  ``codeblocks`` (selected lines as numbered blocks and elision lines; labcode's too);
+  ``codeblocks`` (selected lines as numbered blocks and elision lines; labcode's too),
+  ``behind`` (a citation older than its pin: the ``upstream.behind`` warning, and the reasons
+  a page records), ``freshness`` (the back matter's table of pins and what is left behind);
 - the lock and the commands: ``lock`` (``upstreams.lock``, its keys, and what the book knows of
   an upstream's commits without its objects: ``known_revs``), ``citations`` (the
   pages scanned without Sphinx), ``check`` (``check`` and ``lock``), ``fetch/`` (``needs``:
   what the book needs; ``transfer``: one upstream's fetch; ``cli``), ``partialclone`` (bare
   partial clones and transfers into them);
-- moving a pin: ``drift/`` for git and package upstreams (target, trees, wheels, carry, plan,
-  package_plan, bump, gitlink, package_pin, report, cli, package_cli; its docstring maps
-  them), ``linemap`` and ``pagewriter`` (line numbers carried, pages rewritten).
+- moving a pin: ``drift/`` for git and package upstreams (target, trees, wheels, carry,
+  suggest, guard, others, plan, package_plan, bump, gitlink, package_pin, report, queue,
+  review, labs, cli, package_cli; its docstring maps them), ``linemap`` and ``pagewriter``
+  (line numbers carried, pages rewritten).
 """
 
 from __future__ import annotations
@@ -53,11 +56,13 @@ def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.git.store import close_all
     from atlas.upstream import directive as d
     from atlas.upstream.config import UpstreamConfig
+    from atlas.upstream.freshness import FreshnessDirective
     from atlas.upstream.state import UpstreamCollector
 
     UpstreamConfig.register(app)
     app.add_directive("upstream", d.UpstreamDirective)
     app.add_role("upstream", d.UpstreamRole())
+    app.add_directive("upstream-freshness", FreshnessDirective)
     app.add_css_file("atlas-upstream.css")
     app.connect("config-inited", _config_inited)
     app.connect("builder-inited", _builder_inited)

@@ -258,7 +258,7 @@ def check_options(options: dict[str, str]) -> None:
 
 
 KNOWN_OPTIONS = {name for name, _ in FILTERS} | {
-    "emphasize-lines", "language", "caption", "name", "class",
+    "emphasize-lines", "language", "caption", "name", "class", "behind",
 }  # fmt: skip
 
 
