@@ -32,8 +32,8 @@ and the file changed (a pin bump), so :class:`LookupError` names the file and th
 from __future__ import annotations
 
 import ast
-import os
 import linecache
+import os
 import sys
 import types
 import unittest
