@@ -246,7 +246,7 @@ class UpstreamDirective(SphinxDirective):
         reason = options.pop("behind", None)
         options = {k: v for k, v in options.items() if k not in ("name", "class", "caption")}
         res = resolver(self.env).resolve(self.arguments[0], options)
-        report(self.env, res, location, "citation", self.get_location(), reason)
+        report(self.env, res, location, "citation", self.get_location(), behind_reason=reason)
         if res.status in (ERROR, DRIFT):
             return []
         if res.status == MISSING:
@@ -265,7 +265,7 @@ class UpstreamRole(SphinxRole):
         res = resolver(self.env).resolve(self.text, {})
         source = self.get_source_info()[0]
         reasons = behind.role_reasons(_page_lines(self.env, str(source))) if source else {}
-        report(self.env, res, location, "reference", reasons.get(self.text.strip()))
+        report(self.env, res, location, "reference", behind_reason=reasons.get(self.text.strip()))
         if res.status in (ERROR, DRIFT) or res.spec is None:
             return [
                 nodes.literal(self.rawtext, self.text, classes=["upstream-ref", "upstream-broken"])
