@@ -157,7 +157,11 @@ SNIPPETS = [
     Snippet("rust-static", "A Rust static", fence("polyglot src/vm.rs::NAME")),
     # -- @REV
     Snippet("rev-tag", "At a tag", fence("demo@v1 pkg/model.py::helper")),
-    Snippet("rev-short-sha", "At a short SHA", fence("demo@$GROW pkg/model.py::helper")),
+    Snippet(
+        "rev-short-sha",
+        "At a short SHA",
+        fence("demo@$GROW pkg/model.py::helper", "behind: the helper as it was is the point"),
+    ),
     Snippet("rev-full-sha", "At a full SHA", fence("demo@$HEAD pkg/net.py:8-9")),
     # -- options
     Snippet("option-contains", "contains", fence("demo pkg/net.py:14-15", "contains: scale = 2")),

@@ -24,6 +24,7 @@ OPTIONS: dict[str, str] = {
     "contains": "required",
     "name": "optional",
     "class": "classes",
+    "behind": "required",  # upstream only: why a citation stays behind its pin (review)
 }
 
 

@@ -4,7 +4,8 @@ The key covers everything that decides a lab's outcome and nothing that does not
 lab sources in order (with the options that change a run), the ``atlas.labkit`` files its labs
 import (directly, through the packages above them, or through other labkit modules: see
 :mod:`atlas.labs.imports`), the runner's own code, Python, torch, numpy, the device, and the
-upstream pins with whether their objects are present (labs may run upstream code at the pin).
+pins of the upstreams those labs read, with whether their objects are present (labs may run
+upstream code at the pin; moving one pin re-runs only the pages whose labs read it).
 Editing one labkit helper re-runs only the pages that reach it. Unlike myst-nb's cache, which
 keys on the notebook's code only, an upgrade of torch or a move to a GPU machine re-runs the
 labs.
@@ -12,6 +13,7 @@ labs.
 
 from __future__ import annotations
 
+import ast
 import fcntl
 import hashlib
 import importlib.metadata
@@ -21,9 +23,9 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from atlas.bookroot import BookPaths
@@ -99,22 +101,72 @@ def runtime_digest() -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-def upstreams_digest(paths: BookPaths) -> str:
+def upstream_states(paths: BookPaths) -> dict[str, str]:
     """Each upstream's pin and whether its objects are here (in the book's stores, the
-    ``atlas_upstreams_root`` folder included).
-
-    Labs may run upstream code read at the pin (``atlas.labkit.serving.nanovllm``): moving a pin
-    or fetching the objects (``make upstreams``) must re-run them, not serve a stale result.
-    """
+    ``atlas_upstreams_root`` folder included), by name; read once per build."""
     root, stores = paths.root, paths.stores_root
     try:
-        state = sorted(
-            f"{name}={upstream.pin}:{'objects' if object_store(root, upstream, stores) else '-'}"
+        return {
+            name: f"{upstream.pin}:{'objects' if object_store(root, upstream, stores) else '-'}"
             for name, upstream in load_registry(root).items()
-        )
+        }
     except (OSError, ValueError) as exc:  # git not started, .gitmodules unreadable: a state
-        state = [f"registry unreadable: {type(exc).__name__}"]
-    return hashlib.sha256("\0".join(state).encode()).hexdigest()
+        return {"": f"registry unreadable: {type(exc).__name__}"}
+
+
+def states_digest(states: dict[str, str], names: Collection[str] | None = None) -> str:
+    """The digest of the states of ``names`` (None: every upstream). A registry that could not
+    be read is part of every digest."""
+    chosen = sorted(
+        f"{name}={state}" for name, state in states.items() if names is None or name in names
+        or name == ""
+    )  # fmt: skip
+    return hashlib.sha256("\0".join(chosen).encode()).hexdigest()
+
+
+def upstreams_digest(paths: BookPaths, names: Collection[str] | None = None) -> str:
+    """The pins and object presence of the upstreams ``names`` (None: all of them).
+
+    Labs may run upstream code read at the pin (``atlas.labkit.serving.nanovllm``): moving a pin
+    or fetching the objects (``make upstreams``) must re-run them, not serve a stale result;
+    but only the labs that read that upstream (:func:`upstreams_read`).
+    """
+    return states_digest(upstream_states(paths), names)
+
+
+def _string_literals(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+
+
+def upstreams_read(specs: list[LabSpec], known: Collection[str], root: Path = LABKIT) -> set[str]:
+    """The upstreams a page's labs may read: each registered name that occurs as a string
+    literal in the labs or in the labkit files they reach (the closure of
+    :func:`imports_digest`). The labkit names an upstream literally where it reads it
+    (``pinned("megatron")``, ``UPSTREAM = "nano-vllm"``), as it names the files it reads
+    (:mod:`atlas.upstream.labpaths`); a name built at run time would escape the key."""
+    sources = [example.source for spec in specs for example in spec.examples]
+    literals: set[str] = set()
+    for source in sources:
+        literals |= _string_literals(source)
+    for path in closure(lab_modules(sources, root), root):
+        literals |= _file_literals(str(path), path.stat().st_mtime_ns)
+    return literals & set(known)
+
+
+@lru_cache(maxsize=512)
+def _file_literals(path: str, mtime_ns: int) -> frozenset[str]:
+    try:
+        return frozenset(_string_literals(Path(path).read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError):
+        return frozenset()
 
 
 def page_key(

@@ -17,7 +17,14 @@ from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
 from atlas.bookroot import BookPaths
-from atlas.labs.cache import ResultCache, imports_digest, page_key, upstreams_digest
+from atlas.labs.cache import (
+    ResultCache,
+    imports_digest,
+    page_key,
+    states_digest,
+    upstream_states,
+    upstreams_read,
+)
 from atlas.labs.config import LabsConfig
 from atlas.labs.imports import labkit_root
 from atlas.labs.junit import write_junit
@@ -65,7 +72,7 @@ def run_labs(
         return sorted(changed | (reports if changed else set()))
 
     paths = BookPaths.from_app(app)
-    upstreams = upstreams_digest(paths)
+    states = upstream_states(paths)  # read once; each page keys its own
     labkit_folder = labkit_root(app)  # atlas_labkit_root (atlas.teach's), or ext/atlas/labkit
     memory = settings.memory_limit_mb
     seed = settings.seed
@@ -77,7 +84,8 @@ def run_labs(
         for docname in sorted(specs):
             # only the files this page reaches
             labkit = imports_digest(specs[docname], labkit_folder)
-            key = page_key(specs[docname], labkit, seed, memory, upstreams)
+            read = upstreams_read(specs[docname], states, labkit_folder)
+            key = page_key(specs[docname], labkit, seed, memory, states_digest(states, read))
             if mode != "force":
                 current = results.get(docname)
                 if current is not None and current.key == key and current.cacheable:

@@ -19,7 +19,10 @@ Three kinds of entries, each refreshed when Sphinx redoes the work that produces
 
 Problems that our extensions report on every build anyway (labs, the bibliography, the lock)
 are heard live and never repeated twice: a recorded problem already reported in this build is
-not replayed.
+not replayed. What is reported at ``build-finished`` (the lock compared with the book, the
+labs' and the bibliography's summaries) is not recorded at all: it is computed afresh by every
+build, and a recording would be replayed after its cause was fixed (``make lock`` run, then the
+next ``make check`` still saying "not locked" for a page it did not re-read).
 """
 
 from __future__ import annotations
@@ -52,7 +55,8 @@ class Ledger(std_logging.Handler):
     def __init__(self, app: Sphinx) -> None:
         super().__init__(std_logging.WARNING)
         self.app = app
-        self.phase = "setup"  # setup, read, post (the consistency check: the builder's phase)
+        # setup, read, post (the consistency check: the builder's phase), finished
+        self.phase = "setup"
         self.read_docs: list[str] = []
         self.written: set[str] = set()
         self.consistency_ran = False
@@ -124,6 +128,10 @@ class Ledger(std_logging.Handler):
 
     def writing(self, app: Sphinx, doctree: nodes.document, docname: str) -> None:
         self.written.add(docname)
+
+    def finishing(self, app: Sphinx, exception: BaseException | None) -> None:
+        """Before every other build-finished handler: what they report is not recorded."""
+        self.phase = "finished"
 
     # -- the end of the build -------------------------------------------------------------------
     def finish(self, app: Sphinx, exception: BaseException | None) -> None:
@@ -218,5 +226,6 @@ def install(app: Sphinx) -> Ledger:
     app.connect("env-updated", ledger.read_done, priority=1)
     app.connect("env-check-consistency", ledger.checked, priority=1)
     app.connect("doctree-resolved", ledger.writing, priority=1)
+    app.connect("build-finished", ledger.finishing, priority=1)
     app.connect("build-finished", ledger.finish, priority=800)
     return ledger

@@ -174,7 +174,9 @@ class LabcodeDirective(SphinxDirective):
     has_content = True  # refused with an error: our code is quoted, never pasted
     required_arguments = 1
     final_argument_whitespace = True
-    option_spec: ClassVar[dict[str, Any]] = option_spec(without=["language"])  # Python only
+    option_spec: ClassVar[dict[str, Any]] = option_spec(
+        without=["language", "behind"]
+    )  # Python only; ours, never behind
 
     def run(self) -> list[nodes.Node]:
         location = (self.env.docname, self.lineno)

@@ -2,19 +2,29 @@
 citation's grammar, selectors, symbols, blocks, permalinks) is :mod:`atlas.code`'s; git is
 :mod:`atlas.git`'s; the book's paths are :class:`atlas.bookroot.BookPaths`.
 
-- the registry: ``registry`` (git upstreams, from ``.gitmodules`` and the gitlinks),
-  ``packages/`` (package upstreams, quoted from the installed wheel's verified files),
-  ``config``;
-- one citation: ``resolve`` (start to end, for the directive, ``check`` and ``lock`` alike),
-  ``cache`` (``snippets_cache/``);
-- in a build: ``directive`` (the directive and role), ``state``, ``lockcheck`` (the frozen lock
-  against every citation), ``labpaths`` (the files labs read at the pin);
-- the lock and the commands: ``lock`` (also what the book knows of an upstream's commits
-  without its objects, and the lock file's own check), ``citations`` (the pages scanned without
-  Sphinx), ``check`` (``check`` and ``lock``), ``fetch/``, ``partialclone`` (bare partial clones
-  and transfers into them);
-- moving a pin: ``drift/`` (git and package upstreams), ``linemap`` and ``pagewriter`` (line
-  numbers carried, pages rewritten).
+Where each job lives (git itself is :mod:`atlas.git`'s; the book's paths are
+:class:`atlas.bookroot.BookPaths`):
+
+- the registry: ``registry`` (git upstreams: ``.gitmodules`` and the gitlinks; where each one's
+  objects are), ``packages/`` (package upstreams pinned in pyproject.toml, quoted from the
+  installed wheel's verified files; its docstring maps its modules), ``config`` (the settings);
+- one citation: ``resolve`` (start to end, for the directive, ``check`` and ``lock`` alike;
+  the grammar, selectors, symbols, blocks and permalinks are :mod:`atlas.code`'s), ``cache``
+  (``snippets_cache/``);
+- in a build: ``directive`` (the directive and role, with structured attributes on each
+  citation), ``state`` (what a build remembers per page, and its collector), ``lockcheck``
+  (the frozen lock against every citation), ``labpaths`` (the files labs read at the pin),
+  ``behind`` (a citation older than its pin: the ``upstream.behind`` warning, and the reasons
+  a page records), ``freshness`` (the back matter's table of pins and what is left behind);
+- the lock and the commands: ``lock`` (``upstreams.lock``, its keys, and what the book knows of
+  an upstream's commits without its objects: ``known_revs``), ``citations`` (the
+  pages scanned without Sphinx), ``check`` (``check`` and ``lock``), ``fetch/`` (``needs``:
+  what the book needs; ``transfer``: one upstream's fetch; ``cli``), ``partialclone`` (bare
+  partial clones and transfers into them);
+- moving a pin: ``drift/`` for git and package upstreams (target, trees, wheels, carry,
+  suggest, guard, others, plan, package_plan, bump, gitlink, package_pin, report, queue,
+  review, labs, cli, package_cli; its docstring maps them), ``linemap`` and ``pagewriter``
+  (line numbers carried, pages rewritten).
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.project.registry import add_check, add_settings
     from atlas.upstream import directive as d
     from atlas.upstream.config import UpstreamConfig
+    from atlas.upstream.freshness import FreshnessDirective
     from atlas.upstream.lock import check_lock_file
     from atlas.upstream.state import UpstreamCollector
 
@@ -53,6 +64,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     add_check(app, check_lock_file, order=10)  # before anything reads the lock
     app.add_directive("upstream", d.UpstreamDirective)
     app.add_role("upstream", d.UpstreamRole())
+    app.add_directive("upstream-freshness", FreshnessDirective)
     app.add_css_file("atlas-upstream.css")
     app.connect("config-inited", _config_inited)
     app.connect("builder-inited", _builder_inited)

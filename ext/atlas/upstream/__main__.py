@@ -14,6 +14,7 @@ COMMANDS = {
     "fetch": ("atlas.upstream.fetch.cli", "fetch the objects the book cites (partial clones)"),
     "drift": ("atlas.upstream.drift.cli", "report which citations would move, change or break"),
     "bump": ("atlas.upstream.drift.cli", "move a pin and carry every citation across"),
+    "review": ("atlas.upstream.drift.review", "accept, keep or skip what a bump left behind"),
 }
 
 

@@ -18,14 +18,15 @@ from sphinx.errors import SphinxError
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
-from atlas.bookroot import BookPaths
+from atlas.bookroot import BookPaths, command
 from atlas.code.codeblocks import code_blocks
 from atlas.code.options import option_spec
 from atlas.code.permalink import is_commit
-from atlas.upstream import lockcheck
+from atlas.upstream import behind, lockcheck
 from atlas.upstream.config import UpstreamConfig
 from atlas.upstream.lock import REV_PREFIX
 from atlas.upstream.packages.registry import PackageUpstream
+from atlas.upstream.registry import Upstream
 from atlas.upstream.resolve import (
     DRIFT,
     ERROR,
@@ -77,11 +78,14 @@ def report(
     location: tuple[str, int],
     kind: str,
     where: str | None = None,
+    behind_reason: str | None = None,
 ) -> None:
-    """Log the outcome (error, drift, missing) and remember errors and new lock entries.
+    """Log the outcome (error, drift, missing, behind the pin) and remember errors and new lock
+    entries.
 
     ``where`` is the directive's own file and line, logged instead of the page's when given (a
-    directive in an included file names that file); the state keeps the page's."""
+    directive in an included file names that file); the state keeps the page's.
+    ``behind_reason``: why the page keeps this citation behind its pin, if it says."""
     shown: Any = where or location
     docname = env.docname
     state = upstream_state(env)
@@ -98,6 +102,8 @@ def report(
             location=shown, type="upstream", subtype="missing",
         )  # fmt: skip
         state.missing.add(docname)
+    if res.status in (OK, MISSING) and not behind_reason:
+        warn_if_behind(env, res, location)
     if res.upstream is not None:  # the page depends on this upstream's pin (see outdated)
         state.pins.setdefault(docname, {})[res.upstream.name] = res.upstream.pin
     if res.new_entry and res.key and res.entry:
@@ -105,6 +111,23 @@ def report(
     if res.rev_key and res.commit and res.status in (OK, DRIFT):
         state.new.setdefault(docname, {})[REV_PREFIX + res.rev_key] = (res.commit, "")
     lockcheck.record(env, res, location[1])
+
+
+def warn_if_behind(env: BuildEnvironment, res: Resolution, location: tuple[str, int]) -> None:
+    """``upstream.behind``: the citation reads a commit older than its upstream's pin."""
+    up, spec = res.upstream, res.spec
+    if not isinstance(up, Upstream) or spec is None or not spec.rev or not res.commit:
+        return
+    if not behind.may_be_behind(spec.rev):
+        return  # a tag names a release on purpose (``demo@v1``); a bump leaves SHAs behind
+    store = resolver(env).store(up)
+    if not behind.is_behind(resolver(env).book_root, up, store, res.commit):
+        return
+    fix = command(resolver(env).paths, "review", up.name)
+    logger.warning(
+        "%s", behind.message(res.raw, up, fix),
+        location=location, type="upstream", subtype="behind",
+    )  # fmt: skip
 
 
 def citation_attributes(res: Resolution) -> dict[str, Any]:
@@ -209,9 +232,10 @@ class UpstreamDirective(SphinxDirective):
             report(self.env, res, location, "citation", self.get_location())
             return []
         options = {k: ("" if v is None else str(v)) for k, v in self.options.items()}
+        reason = options.pop("behind", None)
         options = {k: v for k, v in options.items() if k not in ("name", "class", "caption")}
         res = resolver(self.env).resolve(self.arguments[0], options)
-        report(self.env, res, location, "citation", self.get_location())
+        report(self.env, res, location, "citation", self.get_location(), behind_reason=reason)
         if res.status in (ERROR, DRIFT):
             return []
         if res.status == MISSING:
@@ -228,7 +252,9 @@ class UpstreamRole(SphinxRole):
     def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
         location = self.get_location_tuple()
         res = resolver(self.env).resolve(self.text, {})
-        report(self.env, res, location, "reference")
+        source = self.get_source_info()[0]
+        reasons = behind.role_reasons(_page_lines(self.env, str(source))) if source else {}
+        report(self.env, res, location, "reference", behind_reason=reasons.get(self.text.strip()))
         if res.status in (ERROR, DRIFT) or res.spec is None:
             return [
                 nodes.literal(self.rawtext, self.text, classes=["upstream-ref", "upstream-broken"])

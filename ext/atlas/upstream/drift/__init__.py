@@ -17,12 +17,20 @@ One job per module, in the order a bump runs them:
   installation), each verified against its wheel's RECORD;
 - :mod:`.carry`: one citation carried from the old text of its file to the new one, a pure
   function on strings that returns the verdict (a :class:`.model.DriftStatus`);
+- :mod:`.suggest`: for a citation left behind, where its code probably is now (windows of the
+  new file by similarity, other files of the new tree from :mod:`.others`, a symbol by name),
+  offered only when :mod:`.guard` (the citation's own ``:contains:`` and options) passes;
 - :mod:`.plan` (git) and :mod:`.package_plan` (packages): every citation of the pin carried,
   as the records of :mod:`.model`;
 - :mod:`.bump`: the plan applied, one rule for both kinds (pages, lock entries, then the pin
   of :mod:`.gitlink` or :mod:`.package_pin`);
 - :mod:`.cli` (git, and the dispatch) and :mod:`.package_cli`: the command lines;
-  :mod:`.report`: the table (or JSON) they print.
+  :mod:`.report`: the table (or JSON) they print;
+- :mod:`.queue`: what is left for a human, written under ``_build/upstream-review/`` by
+  ``drift`` and ``bump``; :mod:`.review`: ``review NAME`` walks it (accept, keep with a
+  reason, skip);
+- :mod:`.labs`: the labs that read the upstream, listed by ``drift`` and run at REV with
+  ``--labs``.
 
 Git runs through the book's git layer (:mod:`atlas.git`: :mod:`atlas.git.diff` for the tree
 diff and blob hunks, :mod:`atlas.git.refs` for the refs of a fetched target), like everywhere

@@ -53,6 +53,11 @@ class Record:
     new_path: str | None = field(default=None, repr=False)
     new_blob: str | None = field(default=None, repr=False)
     linemap: dict[int, int] = field(default_factory=dict, repr=False)
+    # a citation left behind: where its code probably is at the new pin (drift.suggest),
+    # written as the citation to put in the page, with why, and the line map it implies
+    suggestion: str | None = None
+    suggestion_note: str = ""
+    suggestion_linemap: dict[int, int] = field(default_factory=dict, repr=False)
 
     @property
     def carried(self) -> bool:
@@ -61,9 +66,12 @@ class Record:
 
     def to_json(self) -> dict[str, object]:
         out = asdict(self)
-        for private in ("new_path", "new_blob", "linemap"):
+        for private in ("new_path", "new_blob", "linemap", "suggestion_linemap"):
             out.pop(private)
         out["status"] = str(self.status)
+        if self.suggestion is None:  # only a citation left behind may have one
+            out.pop("suggestion")
+            out.pop("suggestion_note")
         return out
 
 

@@ -17,7 +17,10 @@ from atlas.git.store import GitStore, MissingObject
 from atlas.upstream import partialclone
 from atlas.upstream.citations import CitationSite, scan_book
 from atlas.upstream.drift.carry import FileAt, Verdict, as_text, carry
+from atlas.upstream.drift.guard import guard_for
 from atlas.upstream.drift.model import SHORT, DriftError, DriftStatus, Plan, Record
+from atlas.upstream.drift.others import OtherFiles
+from atlas.upstream.drift.suggest import suggest
 from atlas.upstream.drift.target import resolve_target
 from atlas.upstream.drift.trees import FileMove, blob_hunks, follow_files
 from atlas.upstream.linemap import Hunk
@@ -67,7 +70,8 @@ def plan(book_root: Path, name: str, rev: str | None) -> Plan:
         partialclone.fetch_blobs(git_dir, missing, None, quick=False)
     store = GitStore(git_dir)
     try:
-        records = [carry_site(store, git_dir, site, moves, old, new) for site in ours_sites]
+        others = OtherFiles(git_dir, old, new, store, ours)
+        records = [carry_site(store, git_dir, site, moves, old, new, others) for site in ours_sites]
     finally:
         store.close()
     return Plan(up, old, new, records, kept, git_dir)
@@ -84,17 +88,32 @@ def carry_site(
     moves: dict[str, FileMove],
     old: str,
     new: str,
+    others: OtherFiles | None = None,
 ) -> Record:
-    """The record of one citation: its status and its text after the move."""
+    """The record of one citation: its status and its text after the move; one left behind
+    gets a suggestion (:mod:`.suggest`) when a place at the new pin passes its guard."""
     spec = site.spec
     assert spec is not None
     move = moves.get(spec.path) or FileMove(spec.path, None, None, None)
-    verdict = _verdict(store, git_dir, spec, move, old, new)
+    verdict, before, after = _verdict(store, git_dir, spec, move, old, new)
     raw = site.raw.strip()
     record = Record(site.page, site.line, site.kind, raw, raw, verdict.status, verdict.detail)
     explicit = spec.rev is not None
     if not verdict.carried:  # left reading the old commit, as written or with its short SHA
         record.new = raw if explicit else str(spec.with_rev(old[:SHORT]))
+        found = suggest(
+            spec.selector,
+            spec.path,
+            before.text,
+            after.path if after.text is not None else None,
+            after.text,
+            (lambda: others.candidates(spec.path, move.new_path)) if others else (lambda: ()),
+            guard_for(spec.name, site.options),
+        )
+        if found is not None:
+            record.suggestion = str(CitationSpec(spec.name, None, found.path, found.selector))
+            record.suggestion_note = found.note
+            record.suggestion_linemap = found.linemap
         return record
     assert verdict.path is not None
     if verdict.path != spec.path or verdict.selector != spec.selector or explicit:
@@ -106,27 +125,26 @@ def carry_site(
 
 def _verdict(
     store: GitStore, git_dir: Path, spec: CitationSpec, move: FileMove, old: str, new: str
-) -> Verdict:
-    """Read the cited file's blobs at both commits and carry the citation across them."""
+) -> tuple[Verdict, FileAt, FileAt]:
+    """Read the cited file's blobs at both commits and carry the citation across them: the
+    verdict, and the file at both commits (text None: not there or not readable)."""
     before = FileAt(spec.path, old[:SHORT], None)
     after = FileAt(move.new_path or spec.path, new[:SHORT], None)
     if move.old_blob is not None:
         try:
             before = FileAt(before.path, before.rev, as_text(store.read_object(move.old_blob)[1]))
         except MissingObject:
-            return Verdict(
-                DriftStatus.GONE, f"blob {move.old_blob} of {spec.path} is not in the store"
-            )
+            gone = f"blob {move.old_blob} of {spec.path} is not in the store"
+            return Verdict(DriftStatus.GONE, gone), before, after
         if move.new_path is not None and move.new_blob is not None:
             try:
                 after = FileAt(after.path, after.rev, as_text(store.read_object(move.new_blob)[1]))
             except MissingObject:
-                return Verdict(
-                    DriftStatus.GONE, f"blob {move.new_blob} of {move.new_path} is not in the store"
-                )
+                gone = f"blob {move.new_blob} of {move.new_path} is not in the store"
+                return Verdict(DriftStatus.GONE, gone), before, after
 
     def git_diff(_old_lines: list[str], _new_lines: list[str]) -> list[Hunk] | None:
         assert move.old_blob is not None and move.new_blob is not None
         return blob_hunks(git_dir, move.old_blob, move.new_blob)  # git's own line diff
 
-    return carry(spec.selector, before, after, git_diff)
+    return carry(spec.selector, before, after, git_diff), before, after

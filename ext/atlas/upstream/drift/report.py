@@ -30,8 +30,10 @@ def table(the_plan: Plan) -> str:
         )
     )
     for r in the_plan.records:
-        if not r.carried and r.detail:
+        if not r.carried and (r.detail or r.suggestion):
             rows += ["", f"{r.status}: {r.page}:{r.line}  {r.old}", r.detail]
+            if r.suggestion:
+                rows.append(f"suggestion: {r.suggestion} ({r.suggestion_note})")
     return "\n".join(rows)
 
 

@@ -138,6 +138,7 @@ def megatron_arguments(m: Model) -> SimpleNamespace:
         moe_shared_expert_intermediate_size=(
             mlp.shared_intermediate * mlp.shared_experts if mlp.shared_experts else None
         ),
+        moe_latent_size=None,  # no registry model routes its experts on a latent width
         mtp_num_layers=None,
         normalization="RMSNorm",
         padded_vocab_size=m.vocab,

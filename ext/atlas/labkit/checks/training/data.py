@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from atlas.labkit.checks.training.common import _QUIET, UPSTREAM
-from atlas.labkit.pinned import definitions, registered
+from atlas.labkit.pinned import definitions, module, registered
 
 ROLE = "check"
 
@@ -32,7 +32,9 @@ def megatron_indexed() -> types.SimpleNamespace:
 
     import numpy
 
-    msc = types.SimpleNamespace(is_enabled=lambda: False)
+    # Megatron's own switch to object storage (off, as in a run without --enable-msc), and at
+    # pins that have it the ``maybe_msc`` that then opens local files with the builtin open.
+    msc_utils = module(UPSTREAM, "megatron/core/msc_utils.py")
     scope = {k: getattr(typing, k) for k in ("List", "Optional", "Tuple", "Type", "Union")}
     scope.update(
         numpy=numpy,
@@ -50,8 +52,10 @@ def megatron_indexed() -> types.SimpleNamespace:
         logger=_QUIET,
         logging=logging,
         log_single_rank=lambda *a, **k: None,
-        MultiStorageClientFeature=msc,
+        MultiStorageClientFeature=msc_utils.MultiStorageClientFeature,
     )
+    if hasattr(msc_utils, "maybe_msc"):
+        scope["maybe_msc"] = msc_utils.maybe_msc
     names = [
         "_INDEX_HEADER",
         "DType",

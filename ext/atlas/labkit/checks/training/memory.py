@@ -38,6 +38,7 @@ def megatron_memory(
         num_experts=None,
         swiglu=True,
         moe_shared_expert_intermediate_size=None,
+        moe_latent_size=None,
         num_layers=m.layers,
         mtp_num_layers=None,
         normalization="RMSNorm",
