@@ -35,6 +35,12 @@ def copy_book(into: Path) -> Path:
     return Path(shutil.copytree(ROOT, into / "book"))
 
 
+def lab_log_for(out: Path) -> Path:
+    """Where the fixture's lab counts its runs: in /dev/shm, since the lab sandbox lets a lab
+    write only there and in its scratch folder (a file under the test's tmp_path is refused)."""
+    return Path("/dev/shm") / f"atlas-i18n-lab-{os.getpid()}-{out.parent.name}-{out.name}.log"
+
+
 def env_for(lab_log: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["ATLAS_BOOK_CONF"] = str(REPO / "conf.py")
@@ -59,7 +65,7 @@ def sphinx(src: Path, out: Path, language: str, lab_log: Path, *options: str):
 
 
 def build_both(src: Path, out: Path, *options: str, built: Built | None = None) -> Built:
-    lab_log = built.lab_log if built else out / "lab-runs.log"
+    lab_log = built.lab_log if built else lab_log_for(out)
     built = built or Built(src, out, lab_log, {}, {})
     for language in ("en", "zh_CN"):
         proc = sphinx(src, out, language, lab_log, *options)
@@ -70,7 +76,7 @@ def build_both(src: Path, out: Path, *options: str, built: Built | None = None) 
 
 def build_side_by_side(src: Path, out: Path) -> Built:
     """Both editions at once, as ``make html`` runs them (make -j2)."""
-    lab_log = out / "lab-runs.log"
+    lab_log = lab_log_for(out)
     built = Built(src, out, lab_log, {}, {})
     procs = {}
     for language in ("en", "zh_CN"):

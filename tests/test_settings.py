@@ -53,6 +53,7 @@ FEATURES = (
     RefsConfig,
     LatexConfig,
     TeachConfig,
+    I18nConfig,
 )
 RULES = {name: rule for cls in FEATURES for name, rule in cls.rules().items()}
 
@@ -169,7 +170,7 @@ def test_each_dataclass_registers_exactly_its_fields(cls: type[Settings]) -> Non
 
 def test_every_setting_belongs_to_one_feature() -> None:
     names = [name for cls in FEATURES for name in cls.rules()]
-    assert len(names) == len(set(names)) == len(RULES) == 26
+    assert len(names) == len(set(names)) == len(RULES) == 27
     assert set(FEATURES) == {
         ProjectConfig,
         AssetsConfig,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from babel.messages.pofile import read_po
-from i18n_books import REPO, copy_book, env_for, sphinx
+from i18n_books import REPO, copy_book, env_for, lab_log_for, sphinx
 
 LAB_CODE = ">>> round(sum([0.25, 0.75]), 2)"
 
@@ -54,7 +54,7 @@ def test_a_complete_page_with_stale_units_fails_the_strict_build(tmp_path: Path)
     src = copy_book(tmp_path)
     mark_complete(src, "attention", "pipeline")
     strict = ("-W", "--keep-going", "-D", "atlas_strict_allow=i18n.glossary")
-    proc = sphinx(src, tmp_path / "_build", "zh_CN", tmp_path / "lab.log", *strict)
+    proc = sphinx(src, tmp_path / "_build", "zh_CN", lab_log_for(tmp_path), *strict)
     log = proc.stdout + proc.stderr
     assert proc.returncode != 0
     catalog = src / "locales/zh_CN/LC_MESSAGES/pipeline.po"
@@ -76,7 +76,7 @@ def test_a_complete_page_with_stale_units_fails_the_strict_build(tmp_path: Path)
     assert log.count("[i18n.stale]") == 2
     # STRICT_ALLOW tolerates them, as it does other warning types
     allow = ("-W", "--keep-going", "-D", "atlas_strict_allow=i18n.stale,i18n.glossary")
-    proc = sphinx(src, tmp_path / "_build", "zh_CN", tmp_path / "lab.log", *allow)
+    proc = sphinx(src, tmp_path / "_build", "zh_CN", lab_log_for(tmp_path), *allow)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -97,7 +97,7 @@ def test_the_chinese_build_stops_without_jieba(tmp_path: Path) -> None:
         [sys.executable, "-c", hide, *args],
         capture_output=True,
         text=True,
-        env=env_for(tmp_path / "lab.log"),
+        env=env_for(lab_log_for(tmp_path)),
         timeout=300,
     )
     assert proc.returncode == 2
@@ -112,7 +112,7 @@ def atlas_i18n(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         cwd=cwd,
-        env={**env_for(cwd / "lab.log"), "PYTHONPATH": str(REPO / "ext")},
+        env={**env_for(lab_log_for(cwd)), "PYTHONPATH": str(REPO / "ext")},
         timeout=120,
     )
 
