@@ -41,8 +41,10 @@ def test_the_quoting_directives_and_the_page_check_share_one_list_of_options() -
     from atlas.upstream.directive import UpstreamDirective
 
     assert list(UpstreamDirective.option_spec) == list(OPTIONS)
-    assert set(LabcodeDirective.option_spec) == set(OPTIONS) - {"language"}
+    assert set(LabcodeDirective.option_spec) == set(OPTIONS) - {"language", "behind"}
     assert KNOWN_OPTIONS == set(OPTIONS)
     check_options({"dedent": "", "contains": "x"})
-    with pytest.raises(SelectError, match=r"^unknown option\(s\) :dedents:; known: :caption:"):
+    with pytest.raises(
+        SelectError, match=r"^unknown option\(s\) :dedents:; known: :behind:, :caption:"
+    ):
         check_options({"dedents": "4"})

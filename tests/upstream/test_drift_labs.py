@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from atlas.labs.drift import page_labs
 from atlas.upstream import drift
-from atlas.upstream.drift.labs import page_labs
 from gitfixtures import Commit, FixtureUpstream, make_book, make_repo
 
 pytestmark = pytest.mark.usefixtures("fixture_git_config")

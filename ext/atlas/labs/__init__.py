@@ -20,6 +20,8 @@ Where each job lives:
 - ``imports``: what a lab takes from ``atlas.labkit`` (read with ``ast``), and
   ``labkit_root``, the one answer to "which labkit folder" (the cache key, labcode and the
   teaching check share it);
+- ``drift``: the labs that read an upstream, listed and run at another commit for
+  ``python -m atlas.upstream drift --labs`` (which starts it as a process);
 - ``kinds``: a lab is a ``check`` (the default) or a ``model``; a check whose examples assert
   nothing is an error at its line;
 - ``state``: what the build remembers (labs, results, "Labs" pages) and its collector;

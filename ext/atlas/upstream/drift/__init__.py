@@ -29,8 +29,8 @@ One job per module, in the order a bump runs them:
 - :mod:`.queue`: what is left for a human, written under ``_build/upstream-review/`` by
   ``drift`` and ``bump``; :mod:`.review`: ``review NAME`` walks it (accept, keep with a
   reason, skip);
-- :mod:`.labs`: the labs that read the upstream, listed by ``drift`` and run at REV with
-  ``--labs``.
+- the labs that read the upstream, listed by ``drift`` and run at REV with ``--labs``, are
+  :mod:`atlas.labs.drift`'s, started as a process (atlas.upstream never imports atlas.labs).
 
 Git runs through the book's git layer (:mod:`atlas.git`: :mod:`atlas.git.diff` for the tree
 diff and blob hunks, :mod:`atlas.git.refs` for the refs of a fetched target), like everywhere

@@ -9,6 +9,7 @@ on stdout; errors are one line on stderr with exit status 2.
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from pathlib import Path
 
@@ -18,12 +19,11 @@ from atlas.upstream import partialclone
 from atlas.upstream.drift import package_cli
 from atlas.upstream.drift.bump import apply
 from atlas.upstream.drift.gitlink import GitlinkPin
-from atlas.upstream.drift.labs import fetch_lab_files, labs_reading, run_labs
 from atlas.upstream.drift.model import SHORT, DriftError, Plan
 from atlas.upstream.drift.plan import plan
 from atlas.upstream.drift.queue import write_queue
 from atlas.upstream.drift.report import print_plan
-from atlas.upstream.registry import Upstream, load_registry
+from atlas.upstream.registry import Upstream
 
 
 def parse_args(command: str, argv: list[str]) -> argparse.Namespace:
@@ -56,34 +56,19 @@ def parse_args(command: str, argv: list[str]) -> argparse.Namespace:
 
 def report_labs(root: Path, the_plan: Plan, run: bool) -> int:
     """List the lab pages that read the upstream (stderr); with ``run``, run them at the new
-    commit and print each lab's outcome. 1 when a lab does not pass there."""
-    up = the_plan.upstream
-    pages = labs_reading(root, up.name, set(load_registry(root)))
-    count = sum(len(s) for s in pages.values())
-    print(f"{count} lab(s) on {len(pages)} page(s) read {up.name}:", file=sys.stderr)
-    for page, specs in sorted(pages.items()):
-        print(f"  {page}: {len(specs)} lab(s)", file=sys.stderr)
-    if not run or not pages:
-        if pages and not run:
-            print("  run them at the new commit with --labs", file=sys.stderr)
-        return 0
-    assert the_plan.git_dir is not None and isinstance(up, Upstream)
-    _, ours = partialclone.ensure_store(root, up)
-    fetch_lab_files(root, the_plan.git_dir, the_plan.new, ours)
-    log = root / bookroot.BUILD / "upstream-review" / f"{up.name}-labs.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    outcomes = run_labs(pages, up.name, the_plan.new, log)
-    bad = [o for o in outcomes if not o.ok]
-    for o in outcomes:
-        print(f"  {o.status:<8} {o.page}: {o.title}", file=sys.stderr)
-        if not o.ok and o.message:
-            print("    " + o.message.strip().replace("\n", "\n    ")[:2000], file=sys.stderr)
-    print(
-        f"labs at {the_plan.new[:SHORT]}: {len(outcomes) - len(bad)} passed, {len(bad)} not; "
-        "a lab that runs upstream code is fixed in its loader in ext/atlas/labkit",
-        file=sys.stderr,
-    )
-    return 1 if bad else 0
+    commit and print each lab's outcome. 1 when a lab does not pass there.
+
+    Done by ``python -m atlas.labs.drift`` in a process of its own: the labs feature imports
+    atlas.upstream (for its cache keys), so atlas.upstream must not import it back."""
+    command = [sys.executable, "-m", "atlas.labs.drift", "--root", str(root)]
+    command += ["--name", the_plan.upstream.name, "--commit", the_plan.new]
+    if the_plan.git_dir is not None:
+        command += ["--git-dir", str(the_plan.git_dir)]
+    if run:
+        command.append("--run")
+    done = subprocess.run(command, check=False, stderr=subprocess.PIPE, text=True)
+    sys.stderr.write(done.stderr)  # through this process's stderr, as the rest of the report
+    return done.returncode
 
 
 def main(argv: list[str] | None = None) -> int:
