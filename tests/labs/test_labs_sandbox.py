@@ -312,3 +312,24 @@ def test_no_fault_deletes_the_environment_or_the_cache(
     assert list((build / ".labs-cache").glob("*.json"))
     assert "orphan.md:3: ERROR" in log  # a failing lab never goes quiet, cached or not
     assert os.listdir(build / "doctrees")  # nothing was thrown away
+
+
+def test_tool_caches_move_into_the_scratch_folder(tmp_path: Path, monkeypatch) -> None:
+    """An inherited TORCHINDUCTOR_CACHE_DIR (inductor sets it to /tmp/torchinductor_USER on first
+    use, in whatever process first compiles) must not lead torch.compile out of the scratch
+    folder: there the sandbox refuses its lock files and the lab fails (seen in CI)."""
+    import tempfile
+
+    from atlas.labs import sandbox
+
+    monkeypatch.setenv(sandbox.MODE_VARIABLE, "detect")  # no Landlock in the test process
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/tmp/torchinductor_elsewhere")
+    monkeypatch.setattr(tempfile, "tempdir", tempfile.tempdir)
+    monkeypatch.chdir(tmp_path)
+    for variable in sandbox.CACHE_VARIABLES:
+        monkeypatch.setenv(variable, os.environ.get(variable, ""))
+    monkeypatch.setenv("TMPDIR", os.environ.get("TMPDIR", "/tmp"))
+    scratch = tmp_path / "scratch"
+    sandbox.enter(scratch, None)
+    assert Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]).is_relative_to(scratch)
+    assert Path(tempfile.gettempdir()) == scratch

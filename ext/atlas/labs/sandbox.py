@@ -28,7 +28,16 @@ MODE_VARIABLE = "ATLAS_LABS_SANDBOX"  # "detect": snapshot the tree instead of L
 # __pycache__, tools write their caches; a snapshot skips them.
 SKIPPED = frozenset({"_build", "node_modules", "__pycache__"})
 # Where tools that write caches look (inside the scratch folder, so nothing outlives the page).
-CACHE_VARIABLES = ("XDG_CACHE_HOME", "MPLCONFIGDIR", "TRITON_CACHE_DIR", "CUDA_CACHE_PATH")
+# Where tools keep caches, moved into the scratch folder. TORCHINDUCTOR_CACHE_DIR: inductor sets
+# it to /tmp/torchinductor_USER on first use, and an existing /tmp copy (from any earlier run on
+# the machine) would make torch.compile open its lock files there, which the sandbox refuses.
+CACHE_VARIABLES = (
+    "XDG_CACHE_HOME",
+    "MPLCONFIGDIR",
+    "TRITON_CACHE_DIR",
+    "CUDA_CACHE_PATH",
+    "TORCHINDUCTOR_CACHE_DIR",
+)
 HINT = (
     "a lab may write only in its scratch folder (its working directory and tempfile's); "
     "see CONTRIBUTING.md, Labs"
