@@ -87,4 +87,22 @@ MUTATIONS: list[Mutation] = [
         ("training/activations",),
         "sequence parallelism does not shard the norms' inputs",
     ),
+    Mutation(
+        "shard-padding-to-dp-only",
+        "training",
+        "training/mixed.py",
+        "        start = -(-end // PARAM_ALIGN) * PARAM_ALIGN\n",
+        "        start = end\n",
+        ("training/mixed-precision",),
+        "the distributed optimizer's bucket does not align each parameter to 64 elements",
+    ),
+    Mutation(
+        "ckpt-optimizer-not-restored",
+        "training",
+        "training/ckpt.py",
+        '    optimizer.load_state_dict(state["optimizer"])\n',
+        "",
+        ("training/checkpoints",),
+        "resume does not restore the optimizer state",
+    ),
 ]
