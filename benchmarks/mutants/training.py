@@ -105,4 +105,22 @@ MUTATIONS: list[Mutation] = [
         ("training/checkpoints",),
         "resume does not restore the optimizer state",
     ),
+    Mutation(
+        "muon-momentum-not-averaged",
+        "training",
+        "training/optimizers.py",
+        "    buf.mul_(momentum).add_(g, alpha=1 - momentum)\n",
+        "    buf.mul_(momentum).add_(g)\n",
+        ("training/optimizers",),
+        "Muon's momentum is the docstring's sum, not the code's exponential average",
+    ),
+    Mutation(
+        "adam-no-bias-correction",
+        "training",
+        "training/optimizers.py",
+        "    m_hat = m / (1 - b1**t)\n",
+        "    m_hat = m\n",
+        ("training/optimizers",),
+        "Adam's first moment is not bias-corrected",
+    ),
 ]
