@@ -146,14 +146,14 @@ def test_bytes_per_param_table():
 
 
 def test_shard_ranges_cover_each_element_once_and_equal_megatron():
-    numels = [10, 7, 30, 3, 14]
+    numels = [10, 7, 30, 3, 14, 200]
     for dp in (2, 3, 4):
-        owner = numpy.zeros(sum(numels), dtype=int)
+        owner = [numpy.zeros(n, dtype=int) for n in numels]  # per parameter, per element
         for r in range(dp):
             (lo, hi), ranges = mixed.shard_ranges(numels, dp, r)
-            for pr in ranges:
+            for i, pr in enumerate(ranges):
                 if pr is not None:
-                    owner[pr.world[0] : pr.world[1]] += 1
+                    owner[i][pr.param[0] : pr.param[1]] += 1
             theirs = megatron_param_ranges(numels, dp, r)
             for o, t in zip(ranges, theirs, strict=True):
                 assert (o is None and t is None) or (o.world, o.local, o.param) == (
@@ -161,7 +161,7 @@ def test_shard_ranges_cover_each_element_once_and_equal_megatron():
                     t["gbuf_local"],
                     t["param"],
                 )
-        assert (owner == 1).all()
+        assert all((o == 1).all() for o in owner)
 
 
 def test_clip_over_two_ranks_equals_torch():

@@ -109,7 +109,7 @@ def activation_bytes(
     Under 1F1B the first stage keeps ``min(m, p)`` microbatches of its ``L/p`` layers, that is
     ``L * min(1, m/p)`` layers' worth. Around the layers: the token ids (8 bytes each) and the
     embedding's dropout mask for the ``p`` microbatches in flight, and with ``p = 1`` the
-    output layer's input and fp32 logits (``4 s b (h + V)``).
+    output layer's input and fp32 logits (``4 s b (h + V) / t``, split over the vocabulary).
     """
     s, b, h, p = seq, micro_batch, m.hidden, lay.pp
     layer = layer_activation_bytes(

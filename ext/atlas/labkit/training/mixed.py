@@ -207,23 +207,32 @@ class ParamRange:
     param: tuple[int, int]
 
 
+PARAM_ALIGN = 64  # Megatron-LM starts every parameter of a bucket at a multiple of 64 elements
+BUCKET_ALIGN = 128  # and pads the bucket's end to a multiple of lcm(dp, 128)
+
+
 def shard_ranges(
     numels: Sequence[int], dp: int, rank: int
 ) -> tuple[tuple[int, int], list[ParamRange | None]]:
-    """Cut the buffer that holds ``numels`` back to back into ``dp`` equal shards.
+    """Cut the bucket that holds ``numels`` (in buffer order) into ``dp`` equal shards.
 
-    The buffer is padded to a multiple of ``dp``; rank ``r`` owns ``[r n/dp, (r+1) n/dp)``.
-    Shards ignore parameter boundaries, so a parameter can be split across ranks. Returns this
-    rank's shard and, per parameter, the overlap with it (None where there is none).
+    As in Megatron-LM's distributed optimizer, each parameter starts at a multiple of
+    ``PARAM_ALIGN`` elements and the bucket's end is padded to a multiple of
+    ``lcm(dp, BUCKET_ALIGN)``, so that it divides into ``dp`` equal shards; rank ``r`` owns
+    ``[r n/dp, (r+1) n/dp)``. Shards ignore parameter boundaries, so a parameter can be split
+    across ranks. Returns this rank's shard and, per parameter, the overlap with it (None where
+    there is none).
     """
-    total = sum(numels)
-    padded = -(-total // dp) * dp
-    size = padded // dp
+    starts, end = [], 0
+    for n in numels:
+        start = -(-end // PARAM_ALIGN) * PARAM_ALIGN
+        starts.append(start)
+        end = start + n
+    divisor = math.lcm(dp, BUCKET_ALIGN)
+    size = -(-end // divisor) * divisor // dp
     lo, hi = rank * size, (rank + 1) * size
     out: list[ParamRange | None] = []
-    start = 0
-    for n in numels:
+    for start, n in zip(starts, numels, strict=True):
         a, b = max(start, lo), min(start + n, hi)
         out.append(ParamRange((a, b), (a - lo, b - lo), (a - start, b - start)) if b > a else None)
-        start += n
     return (lo, hi), out

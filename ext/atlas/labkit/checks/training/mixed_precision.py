@@ -53,22 +53,30 @@ def megatron_grad_scaler() -> type:
 def megatron_param_ranges(
     numels: list[int], dp: int, rank: int
 ) -> list[dict[str, tuple[int, int]] | None]:
-    """Megatron's ``_build_model_gbuf_param_range_map`` for parameters laid back to back in
-    one bucket (offset 0), this rank's shard of the padded buffer as its world range."""
+    """Megatron's ``_build_model_gbuf_param_range_map`` for parameters laid out in one bucket
+    (offset 0) by Megatron's own padding rules (``pad_param_start``, ``pad_bucket_end`` of
+    ``param_layout.py``), this rank's shard of the padded bucket as its world range."""
+    import math
 
+    layout = definitions(
+        UPSTREAM,
+        "megatron/core/optimizer/param_layout.py",
+        ["pad_to_divisor", "pad_param_start", "bucket_end_divisor", "pad_bucket_end"],
+        {"math": math},
+    )
     ns = definitions(
         UPSTREAM,
         "megatron/core/optimizer/distrib_optimizer.py",
         ["Range", "DistributedOptimizer._build_model_gbuf_param_range_map"],
         {"Dict": dict, "Tuple": tuple, "torch": torch},
     )
-    total = sum(numels)
-    size = -(-total // dp)
-    index_map, start = {}, 0
+    index_map, end = {}, 0
     keys = [f"p{i}" for i in range(len(numels))]
     for key, n in zip(keys, numels, strict=True):
+        start = layout.pad_param_start(end)
         index_map[key] = (start, start + n, 0)
-        start += n
+        end = start + n
+    size = layout.pad_bucket_end(end, dp, False) // dp
     world = ns.Range(rank * size, (rank + 1) * size)
     found = ns._build_model_gbuf_param_range_map(None, index_map, world, 0)
     out = []
