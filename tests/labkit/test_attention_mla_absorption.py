@@ -1,7 +1,6 @@
 """RoPE on MLA's content keys leaves no single absorbed query (attention/mla.md, third lab)."""
 
 import torch
-
 from atlas.labkit.attention import mla
 from atlas.labkit.checks.attention.common import randn
 

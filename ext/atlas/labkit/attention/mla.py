@@ -1,9 +1,10 @@
 """Multi-head latent attention (DeepSeek-V2/V3): naive, absorbed, and what the cache holds.
 
-Per token, the hidden state ``x`` is compressed to a latent ``c = rmsnorm(x W_dkv)`` (``d_c`` wide) and a
-single rotary key ``k_r = rope(x W_kr)`` (``d_r`` wide) shared by all heads. Head ``h`` expands
-its key and value from the latent: ``k_h = c W_uk[h]^T`` (``d_nope``), ``v_h = c W_uv[h]^T``
-(``d_v``); its query has a content part ``q_h`` and a rotary part ``q_rh``. The score is
+Per token, the hidden state ``x`` is compressed to a latent ``c = rmsnorm(x W_dkv)`` (``d_c``
+wide) and a single rotary key ``k_r = rope(x W_kr)`` (``d_r`` wide) shared by all heads. Head
+``h`` expands its key and value from the latent: ``k_h = c W_uk[h]^T`` (``d_nope``),
+``v_h = c W_uv[h]^T`` (``d_v``); its query has a content part ``q_h`` and a rotary part
+``q_rh``. The score is
 ``(q_h . k_h + q_rh . k_r) / sqrt(d_nope + d_r)``. Only ``c`` and ``k_r`` are cached.
 """
 
@@ -123,7 +124,12 @@ def absorbed_decode_intensity(heads, d_c, d_r, elem_bytes):
 
 
 def latent_query_residual(
-    w: MLAWeights, x_q: torch.Tensor, pos_q: int, c: torch.Tensor, pos_k: torch.Tensor, head: int = 0
+    w: MLAWeights,
+    x_q: torch.Tensor,
+    pos_q: int,
+    c: torch.Tensor,
+    pos_k: torch.Tensor,
+    head: int = 0,
 ) -> tuple[float, float]:
     """How well can one latent-space query reproduce a head's content scores against every key?
 
