@@ -1,9 +1,10 @@
 """Multi-head latent attention (DeepSeek-V2/V3): naive, absorbed, and what the cache holds.
 
-Per token, the hidden state ``x`` is compressed to a latent ``c = x W_dkv`` (``d_c`` wide) and a
-single rotary key ``k_r = rope(x W_kr)`` (``d_r`` wide) shared by all heads. Head ``h`` expands
-its key and value from the latent: ``k_h = c W_uk[h]^T`` (``d_nope``), ``v_h = c W_uv[h]^T``
-(``d_v``); its query has a content part ``q_h`` and a rotary part ``q_rh``. The score is
+Per token, the hidden state ``x`` is compressed to a latent ``c = rmsnorm(x W_dkv)`` (``d_c``
+wide) and a single rotary key ``k_r = rope(x W_kr)`` (``d_r`` wide) shared by all heads. Head
+``h`` expands its key and value from the latent: ``k_h = c W_uk[h]^T`` (``d_nope``),
+``v_h = c W_uv[h]^T`` (``d_v``); its query has a content part ``q_h`` and a rotary part
+``q_rh``. The score is
 ``(q_h . k_h + q_rh . k_r) / sqrt(d_nope + d_r)``. Only ``c`` and ``k_r`` are cached.
 """
 
@@ -38,6 +39,7 @@ class MLAWeights:
     w_uv: torch.Tensor  # [H, d_v, d_c]        latent -> per-head value
     w_q: torch.Tensor  # [d_model, H, d_nope]  content query
     w_qr: torch.Tensor  # [d_model, H, d_r]    rotary query
+    g_kv: torch.Tensor  # [d_c]                gain of the latent's RMSNorm
 
     @classmethod
     def random(cls, d_model, heads, d_c, d_r, d_nope, d_v, seed=0, dtype=torch.float64):
@@ -53,12 +55,21 @@ class MLAWeights:
             w_uv=w(heads, d_v, d_c, fan_in=d_c),
             w_q=w(d_model, heads, d_nope, fan_in=d_model),
             w_qr=w(d_model, heads, d_r, fan_in=d_model),
+            g_kv=1.0 + 0.1 * torch.randn(d_c, generator=g, dtype=dtype),
         )
 
 
+def rms_norm(x: torch.Tensor, gain: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """RMSNorm over the last dimension. DeepSeek-V2/V3 normalise the latent after the
+    down-projection, before it is cached and expanded (Megatron's ``kv_layernorm``); the rotary
+    key is not normalised."""
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * gain
+
+
 def mla_cache(x: torch.Tensor, w: MLAWeights, pos: torch.Tensor):
-    """What MLA caches per token: the latent ``c`` ``[T, d_c]`` and the rotary key ``[T, d_r]``."""
-    return x @ w.w_dkv, rope(x @ w.w_kr, pos)
+    """What MLA caches per token: the normalised latent ``c`` ``[T, d_c]`` and the rotary key
+    ``[T, d_r]``."""
+    return rms_norm(x @ w.w_dkv, w.g_kv), rope(x @ w.w_kr, pos)
 
 
 def mla_naive(x_q, pos_q, c, k_r, pos_k, w: MLAWeights, causal=True, rope_content=False):
@@ -110,3 +121,35 @@ def absorbed_decode_intensity(heads, d_c, d_r, elem_bytes):
     bytes)."""
     flops = 2 * heads * (d_c + d_r) + 2 * heads * d_c
     return flops / ((d_c + d_r) * elem_bytes)
+
+
+def latent_query_residual(
+    w: MLAWeights,
+    x_q: torch.Tensor,
+    pos_q: int,
+    c: torch.Tensor,
+    pos_k: torch.Tensor,
+    head: int = 0,
+) -> tuple[float, float]:
+    """How well can one latent-space query reproduce a head's content scores against every key?
+
+    Absorption needs a single vector ``q_lat`` (``d_c`` wide) with ``q_lat . c_j`` equal to the
+    content score against key ``j`` for every ``j``. For one query ``x_q`` at position
+    ``pos_q`` and ``T > d_c`` cached latents ``c`` at positions ``pos_k``, this fits ``q_lat``
+    by least squares (``torch.linalg.lstsq``) to the scores of the expanded form, once without
+    and once with RoPE on the content parts, and returns the two relative residuals
+    ``|C q_lat - s| / |s|``. Without RoPE the exact answer exists (``W_uk^T q``) and the residual
+    is rounding; with RoPE the needed query ``W_uk^T R_{j-i} q`` changes with ``j``, and no
+    single ``q_lat`` fits unless every key sits at the same offset.
+    """
+    q = x_q @ w.w_q[:, head]  # [d_nope]
+    k = c @ w.w_uk[head].T  # [T, d_nope]
+    plain = k @ q
+    q_rot = rope(q[None, None, :], torch.tensor([pos_q]))[0, 0]
+    rotated = rope(k[:, None, :], pos_k)[:, 0] @ q_rot
+
+    def residual(s: torch.Tensor) -> float:
+        fit = torch.linalg.lstsq(c, s[:, None]).solution
+        return float((c @ fit - s[:, None]).norm() / s.norm())
+
+    return residual(plain), residual(rotated)

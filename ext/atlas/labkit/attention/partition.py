@@ -56,6 +56,93 @@ def makespan(costs: list[float], sms: int, order: str = "given") -> float:
     return end
 
 
+def fa3_l2_section(
+    seqlen_k: int, d: int, dv: int, elem_bytes: int = 2, qhead_per_khead: int = 1
+) -> int:
+    """Heads per scheduling section of FlashAttention-3's causal scheduler: as many KV heads as
+    fit in 32 MiB of L2 (rounded down to a power of two, at least one), times the query heads
+    that share each KV head (without PackGQA). The scheduler orders tiles longest-first only
+    within a section, so that the K and V of the heads in flight stay in L2."""
+    one_kv_head = seqlen_k * (d + dv) * elem_bytes
+    l2 = 32 * 1024 * 1024
+    kv_heads = 1 if l2 < one_kv_head else 1 << int(math.log2(l2 // one_kv_head))
+    return kv_heads * qhead_per_khead
+
+
+def fa3_causal_queue(costs: list[int], heads: int, section: int) -> list[int]:
+    """The order in which FlashAttention-3's persistent causal scheduler hands out tiles.
+
+    Tile index ``t`` maps to a section of ``section`` heads; inside it, consecutive indices
+    cycle over the section's heads at one query tile, and the query tiles are taken from the
+    last (longest) to the first. The last section holds the remaining heads. ``costs`` are one
+    head's per-query-tile costs; the result lists the cost of each tile in hand-out order.
+    """
+    n, queue = len(costs), []
+    for start in range(0, heads, section):
+        width = min(section, heads - start)
+        for block in reversed(range(n)):
+            queue.extend([costs[block]] * width)
+    return queue
+
+
+def pack_gqa_efficiency(seqlen_q: int, qhead_per_khead: int, block_m: int) -> tuple[float, float]:
+    """Fraction of a query tile's rows that hold real queries, without and with PackGQA.
+
+    Without packing, each query head of a KV head gets its own tiles of ``block_m`` rows, and a
+    short ``seqlen_q`` leaves most rows empty. PackGQA puts the ``qhead_per_khead`` heads that
+    share a KV head into the rows of one tile (``seqlen_q * qhead_per_khead`` rows), so one load
+    of K and V serves all of them.
+    """
+
+    def fill(rows: int) -> float:
+        return rows / (math.ceil(rows / block_m) * block_m)
+
+    return fill(seqlen_q), fill(seqlen_q * qhead_per_khead)
+
+
+def fa3_should_pack_gqa(varlen_q: bool, seqlen_q: int, qhead_per_khead: int, block_m: int) -> bool:
+    """FlashAttention-3's choice (``should_pack_gqa``): always for variable-length queries, whose
+    lengths it does not know; otherwise pack when the unpacked tiles are less than 90% as full as
+    the packed ones."""
+    if varlen_q:
+        return True
+    unpacked, packed = pack_gqa_efficiency(seqlen_q, qhead_per_khead, block_m)
+    return unpacked < 0.9 * packed
+
+
+def fa3_num_splits(
+    total_mblocks: int,
+    num_sms: int,
+    num_n_blocks: int,
+    num_m_blocks: int,
+    size_one_kv_head: int,
+    causal_or_local: bool,
+    max_splits: int = 128,
+) -> int:
+    """FlashAttention-3's split-KV count (``num_splits_heuristic`` in ``hopper/heuristics.h``).
+
+    The wave rule of FlashAttention-2 (smallest split count within 85% of the best wave
+    efficiency), plus two changes: a launch that already fills 80% of the SMs is split only
+    when one KV head exceeds 50 MiB of L2, there are at least two waves of query tiles, and the
+    mask is not causal or local (then one split per 50 MiB); and 4 key tiles or fewer are never
+    split.
+    """
+    if total_mblocks >= 0.8 * num_sms:
+        l2 = 50 * 1024 * 1024
+        if size_one_kv_head > l2 and num_m_blocks >= 2 * num_sms and not causal_or_local:
+            return min(-(-size_one_kv_head // l2), max_splits)
+        return 1
+    if num_n_blocks <= 4:
+        return 1
+    max_splits = min(max_splits, num_sms, num_n_blocks)
+    eff = []
+    for splits in range(1, max_splits + 1):
+        waves = total_mblocks * splits / num_sms
+        eff.append(waves / math.ceil(waves))
+    best = max(eff)
+    return next(i + 1 for i, e in enumerate(eff) if e >= 0.85 * best)
+
+
 def smem_bytes_sm90(block_m, block_n, d, dv, stages=2, elem_bytes=2, p_in_smem=False):
     """Shared memory of the Hopper forward's main loop: one Q tile, ``stages`` K and V tiles,
     and the P tile when the second GEMM reads P from shared memory instead of registers."""
