@@ -27,6 +27,39 @@ def grpo_advantages(
     return (centred / (s + eps)).flatten()
 
 
+def rloo_advantages(rewards: torch.Tensor, group_size: int) -> torch.Tensor:
+    """RLOO's leave-one-out baseline: each reward minus the mean of the *other* ``G - 1``
+    rewards of its group. The baseline then does not depend on the answer it is subtracted from
+    (the condition for an unbiased gradient), and it equals ``G / (G - 1)`` times the centred
+    reward, so RLOO is Dr. GRPO's advantage scaled by a constant."""
+    r = rewards.reshape(-1, group_size).to(torch.float64)
+    others = (r.sum(dim=1, keepdim=True) - r) / (group_size - 1)
+    return (r - others).flatten()
+
+
+def masked_whiten(values: torch.Tensor, mask: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
+    """Batch whitening of per-token advantages (slime's ``--normalize-advantages``, required by
+    its REINFORCE++ estimators): subtract the mean over the tokens the mask keeps and divide by
+    their standard deviation (Bessel-corrected), one statistic for the whole batch."""
+    m = mask.to(values.dtype)
+    n = m.sum()
+    mean = (values * m).sum() / n
+    var = ((values - mean) ** 2 * m).sum() / (n - 1)
+    return (values - mean) * torch.rsqrt(var + eps)
+
+
+def overlong_penalty(length: int, max_len: int, cache: int) -> float:
+    """DAPO's soft overlong punishment, added to the reward of an answer of ``length`` tokens:
+    0 up to ``max_len - cache``, then falling linearly to -1 at ``max_len``, and -1 beyond
+    (an answer cut at the limit is punished fully, one near it a little)."""
+    start = max_len - cache
+    if length <= start:
+        return 0.0
+    if length <= max_len:
+        return (start - length) / cache
+    return -1.0
+
+
 def clipped_surrogate(
     logp: torch.Tensor,
     old_logp: torch.Tensor,

@@ -36,19 +36,27 @@ def slime_ppo() -> types.SimpleNamespace:
     return types.SimpleNamespace(label=scope.label, **{n: scope[n] for n in names})
 
 
-def slime_group_rewards(rewards: list[float], group_size: int, std: bool = True) -> list[float]:
-    """The rewards slime hands to training for GRPO: ``RolloutManager._post_process_rewards``
-    at the pin, run on plain samples."""
+def slime_group_rewards(
+    rewards: list[float],
+    group_size: int,
+    std: bool = True,
+    estimator: str = "grpo",
+    prompts: int | None = None,
+) -> list[float]:
+    """The rewards slime hands to training for ``estimator`` (``grpo``, or
+    ``reinforce_plus_plus_baseline``): ``RolloutManager._post_process_rewards`` at the pin, run
+    on plain samples. ``prompts`` is the configured ``rollout_batch_size`` (by default the
+    number of groups the rewards fill)."""
     scope = upstream_defs(
         "slime", "slime/ray/rollout.py", ("RolloutManager._post_process_rewards",), {"torch": torch}
     )
     fn = scope["_post_process_rewards"]
     args = types.SimpleNamespace(
-        advantage_estimator="grpo",
+        advantage_estimator=estimator,
         rewards_normalization=True,
         grpo_std_normalization=std,
         n_samples_per_prompt=group_size,
-        rollout_batch_size=len(rewards) // group_size,
+        rollout_batch_size=len(rewards) // group_size if prompts is None else prompts,
     )
     me = types.SimpleNamespace(custom_reward_post_process_func=None, args=args)
     _, normalized = fn(me, [_Sample(r) for r in rewards])
@@ -84,3 +92,76 @@ def lambda_return_advantages(
         for k in range(T - t):
             out[..., t] += (gamma * lam) ** k * delta[..., t + k]
     return out
+
+
+def exact_kl_gradients(logits: torch.Tensor, ref_logp: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The reference for the KL-as-a-loss lab: autograd of the two divergences written in closed
+    form over the whole vocabulary (no sampling, no estimator), with respect to the policy's
+    logits. ``"reverse"`` is grad KL(pi || pi_ref), ``"forward"`` grad KL(pi_ref || pi)."""
+    out = {}
+    for name in ("reverse", "forward"):
+        theta = logits.detach().clone().requires_grad_(True)
+        logp = torch.log_softmax(theta, dim=-1)
+        if name == "reverse":
+            kl = (logp.exp() * (logp - ref_logp)).sum()
+        else:
+            kl = (ref_logp.exp() * (ref_logp - logp)).sum()
+        (grad,) = torch.autograd.grad(kl, theta)
+        out[name] = grad
+    return out
+
+
+def estimator_gradient(
+    logits: torch.Tensor,
+    ref_logp: torch.Tensor,
+    tokens: torch.Tensor | None,
+    estimator,
+    kind: str,
+) -> torch.Tensor:
+    """What a trainer gets when it adds ``estimator(log pi(y), log pi_ref(y), kind)`` to its loss
+    and calls backward: the gradient with respect to the logits of the estimator's mean, the
+    tokens held fixed. ``tokens=None`` takes the exact expectation over y ~ pi (each token's
+    term weighted by its probability, the weights detached, as sampling would weigh it) instead
+    of a sample mean."""
+    theta = logits.detach().clone().requires_grad_(True)
+    logp = torch.log_softmax(theta, dim=-1)
+    if tokens is None:
+        weights = logp.exp().detach()
+        vocab = torch.arange(len(logp))
+        loss = (weights * estimator(logp[vocab], ref_logp[vocab], kind)).sum()
+    else:
+        loss = estimator(logp[tokens], ref_logp[tokens], kind).mean()
+    (grad,) = torch.autograd.grad(loss, theta)
+    return grad.to(torch.float64)
+
+
+def leave_one_out(rewards: list[float], group_size: int) -> list[float]:
+    """RLOO's advantages from the definition, one answer at a time: its reward minus the plain
+    average of the other answers of its group (no closed form, no tensors)."""
+    out = []
+    for start in range(0, len(rewards), group_size):
+        group = rewards[start : start + group_size]
+        for i, r in enumerate(group):
+            others = group[:i] + group[i + 1 :]
+            out.append(r - sum(others) / len(others))
+    return out
+
+
+class _OneRank:
+    """``torch.distributed`` as seen by a single rank: ``all_reduce`` leaves the tensor as is."""
+
+    @staticmethod
+    def all_reduce(tensor: torch.Tensor, group=None) -> None:
+        return None
+
+
+def slime_whiten(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """slime's ``distributed_masked_whiten`` at the pin (``--normalize-advantages``), on one
+    rank."""
+    scope = upstream_defs(
+        "slime",
+        "slime/utils/distributed_utils.py",
+        ("distributed_masked_whiten",),
+        {"torch": torch, "dist": _OneRank},
+    )
+    return scope["distributed_masked_whiten"](values, mask, process_group=None, shift_mean=True)
