@@ -86,4 +86,23 @@ MUTATIONS: list[Mutation] = [
         ("moe/fine-grained",),
         "splitting experts m ways does not multiply top-k by m",
     ),
+    # --- issue 39: the reworked balance lab and DeepEP's low-latency lab ---
+    Mutation(
+        "balance-routed-from-scores",
+        "moe",
+        "moe/router.py",
+        '        "routed": round(own.any(-1).double().mean().item(), 3),',
+        '        "routed": round((logits.argmax(-1) == label).double().mean().item(), 3),',
+        ("moe/routing",),
+        "the balance lab's routed share is read from the bias-free scores (blind to the bias)",
+    ),
+    Mutation(
+        "ll-bytes-deduplicated",
+        "moe",
+        "moe/dispatch.py",
+        "    return tokens * k * per_message",
+        "    return int(tokens * k * 0.96 * per_message)",
+        ("moe/deepep",),
+        "the low-latency byte model deduplicates per rank instead of one message per expert",
+    ),
 ]

@@ -148,8 +148,13 @@ def balance_run(
     the auxiliary loss on the softmax probabilities) or ``bias`` (task loss only; sigmoid
     affinities plus an expert bias, updated after every step by :func:`update_bias`, choose the
     top k). Returns the max violation of the load every 50 steps (``trace``) and, on a fresh
-    batch, at the end (``max_violation``), and the router's accuracy there: the share of tokens
-    whose highest logit (bias excluded) is their own cluster's expert.
+    batch at the end, ``max_violation`` and three shares of tokens that measure two different
+    things. What the scores say: ``accuracy``, the share whose highest logit (bias excluded) is
+    their own cluster's expert; the bias cannot change it, so it is blind to what the bias does.
+    What the routing does: ``routed``, the share whose own expert is among the k experts they
+    are sent to, and ``first``, the share whose own expert is the routing's first choice (the
+    largest score plus bias), both with the bias included; and ``bound``, the largest share any
+    routing with the same per-expert loads could send to their own expert.
     """
     gen = torch.Generator().manual_seed(seed)
     centers = torch.randn(num_experts, hidden, generator=gen, dtype=torch.float64)
@@ -184,8 +189,16 @@ def balance_run(
     with torch.no_grad():
         logits = x @ router.T
         _, experts = topk_route(logits, k, "sigmoid", bias)
+    own = experts == label.unsqueeze(-1)  # [T, k], experts ordered by score plus bias
+    # No routing with these loads can send more tokens of cluster i to expert i than the
+    # cluster has tokens or the expert receives assignments: a bound set by balance alone.
+    load = load_of(experts, num_experts)
+    bound = torch.minimum(torch.bincount(label, minlength=num_experts), load).sum().item()
     return {
         "trace": trace,
-        "max_violation": round(max_violation(load_of(experts, num_experts)), 3),
+        "max_violation": round(max_violation(load), 3),
         "accuracy": round((logits.argmax(-1) == label).double().mean().item(), 3),
+        "routed": round(own.any(-1).double().mean().item(), 3),
+        "first": round(own[:, 0].double().mean().item(), 3),
+        "bound": round(bound / tokens, 3),
     }

@@ -13,7 +13,7 @@ import torch
 from atlas.labkit.moe import dispatch as ep
 from atlas.labkit.moe import router as our_router
 from atlas.labkit.moe.layer import MoEShape, init_weights
-from atlas.labkit.pinned import module
+from atlas.labkit.pinned import definitions, module
 
 ROLE = "check"
 
@@ -123,4 +123,66 @@ def ep_dispatch_check(
         "per_assignment_rdma": model["per_assignment_rdma"],
         "remote_per_token": model["hierarchical_rdma"] / tokens,
         "remote_expected": remote,
+    }
+
+
+# -- the published low-latency figures: logical bytes, physical limits ----------------------------
+#: DeepEP V1's low-latency table (docs/legacy.md at the pin): EP size -> dispatch latency (us),
+#: dispatch GB/s, combine latency (us), combine GB/s. 128 tokens per rank, hidden 7,168, top-8.
+LEGACY_LOW_LATENCY = {
+    8: (77, 98, 114, 127),
+    16: (118, 63, 195, 74),
+    32: (155, 48, 273, 53),
+    64: (173, 43, 314, 46),
+    128: (192, 39, 369, 39),
+    256: (194, 39, 360, 40),
+}
+
+
+def deepep_expected_topk(num_experts: int, num_topk: int, num_groups: int) -> float:
+    """DeepEP V2's own expected count of distinct groups (ranks or nodes) a token reaches under
+    balanced routing, run from ``deep_ep/buffers/elastic.py`` at the pin: the closed form that
+    ``ElasticBuffer.get_theoretical_num_sms`` sizes its SM count with. Its two free variables
+    (the enclosing method's arguments) are supplied as globals."""
+    import math
+
+    scope = definitions(
+        "deepep",
+        "deep_ep/buffers/elastic.py",
+        ["ElasticBuffer.get_theoretical_num_sms.get_expected_topk"],
+        {"math": math, "num_experts": num_experts, "num_topk": num_topk},
+    )
+    return float(scope.get_expected_topk(num_groups))
+
+
+def low_latency_figures(nic_gbs: float = 50.0, gpus_per_node: int = 8) -> dict[str, Any]:
+    """What DeepEP's published low-latency figures can and cannot say.
+
+    ``logical``: the published GB/s equal the test's own accounting (every (token, expert)
+    selection counted as one message, ``tests/legacy/test_low_latency.py``) divided by the
+    published latency, for every row: true by construction, so it shows the accounting and not
+    what is sent. ``nic_gbs_needed``: the bandwidth a NIC would need if, with uniform routing,
+    the messages to the other nodes crossed it and the messages to peers of the node went over
+    NVLink (the default at the pin): the share of selections whose rank is on another node is
+    ``1 - gpus_per_node / EP``. ``all_over_nic_gbs``: the same if every message to another rank
+    crossed the NIC (NVLink disabled). Compared with one ~50 GB/s CX7 NIC per GPU.
+    """
+    d = ep.low_latency_bytes(128, 8, 7168, "dispatch")
+    c = ep.low_latency_bytes(128, 8, 7168, "combine")
+    logical, needed, all_nic = {}, {}, {}
+    for size, (d_us, d_gbs, c_us, c_gbs) in LEGACY_LOW_LATENCY.items():
+        logical[size] = all(
+            abs(b / t / 1e3 - g) / g < 0.025 for b, t, g in ((d, d_us, d_gbs), (c, c_us, c_gbs))
+        )
+        remote = 1 - gpus_per_node / size
+        other = 1 - 1 / size
+        needed[size] = (round(d * remote / d_us / 1e3, 1), round(c * remote / c_us / 1e3, 1))
+        all_nic[size] = (round(d * other / d_us / 1e3, 1), round(c * other / c_us / 1e3, 1))
+    return {
+        "bytes": (d, c),
+        "logical": logical,
+        "nic_gbs_needed": needed,
+        "all_over_nic_gbs": all_nic,
+        "fits_nic": {s: max(v) <= nic_gbs for s, v in needed.items()},
+        "fits_nic_without_nvlink": {s: max(v) <= nic_gbs for s, v in all_nic.items()},
     }
