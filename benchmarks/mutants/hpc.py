@@ -95,4 +95,13 @@ MUTATIONS: list[Mutation] = [
         ("hpc/collectives", "hpc/problems"),
         "the stand-in topology hands NCCL's tuner the single-NIC tree pattern (tree bandwidth x0.85)",
     ),
+    Mutation(
+        "qp-rtr-without-rnr-timer",
+        "hpc",
+        "hpc/verbs.py",
+        '        {"STATE", "AV", "PATH_MTU", "DEST_QPN", "RQ_PSN", "MAX_DEST_RD_ATOMIC", "MIN_RNR_TIMER"}\n',
+        '        {"STATE", "AV", "PATH_MTU", "DEST_QPN", "RQ_PSN", "MAX_DEST_RD_ATOMIC"}\n',
+        ("hpc/rdma",),
+        "the model's INIT->RTR transition forgets the RNR timer that an RC QP must set",
+    ),
 ]
