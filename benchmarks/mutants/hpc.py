@@ -86,4 +86,22 @@ MUTATIONS: list[Mutation] = [
         ("hpc/scale-out",),
         "the probability an uplink stays free counts one flow fewer",
     ),
+    Mutation(
+        "nccl-standin-tree-pattern",
+        "hpc",
+        "checks/hpc/nccl_tuning.py",
+        "  c->maxTreePattern = 1; /* NCCL_TOPO_PATTERN_BALANCED_TREE */\n",
+        "  c->maxTreePattern = 3; /* NCCL_TOPO_PATTERN_BALANCED_TREE */\n",
+        ("hpc/collectives", "hpc/problems"),
+        "the stand-in topology hands NCCL's tuner the single-NIC tree pattern (tree bandwidth x0.85)",
+    ),
+    Mutation(
+        "qp-rtr-without-rnr-timer",
+        "hpc",
+        "hpc/verbs.py",
+        '        {"STATE", "AV", "PATH_MTU", "DEST_QPN", "RQ_PSN", "MAX_DEST_RD_ATOMIC", "MIN_RNR_TIMER"}\n',
+        '        {"STATE", "AV", "PATH_MTU", "DEST_QPN", "RQ_PSN", "MAX_DEST_RD_ATOMIC"}\n',
+        ("hpc/rdma",),
+        "the model's INIT->RTR transition forgets the RNR timer that an RC QP must set",
+    ),
 ]

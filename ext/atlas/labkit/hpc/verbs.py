@@ -9,7 +9,10 @@ What it keeps of the real thing (the InfiniBand verbs as ``libibverbs`` exposes 
   is one of WRITE, READ (one-sided: the target's CPU posts nothing and sees no completion),
   SEND (two-sided: it consumes a receive request the target posted, or fails with
   receiver-not-ready), or an atomic FETCH_ADD on 8 bytes;
-- completions go to a :class:`CompletionQueue` that the owner polls.
+- completions go to a :class:`CompletionQueue` that the owner polls;
+- a queue pair starts in RESET and is moved to INIT, RTR and RTS by :meth:`QueuePair.modify`,
+  each transition with the attributes the specification requires of a reliable-connected QP
+  (:data:`QP_TRANSITIONS`); it may take receive requests from INIT and send from RTS.
 
 What it leaves out: wire formats, retransmission, memory ordering as a GPU observes it.
 """
@@ -28,6 +31,26 @@ ROLE = "taught"
 
 LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC = 1, 2, 4, 8
 _keys = itertools.count(0x1000)
+
+
+#: The legal transitions of a reliable-connected QP on the way up, and the attributes each must
+#: set (the ``IBV_QP_*`` mask bits of ``ibv_modify_qp``, without the prefix): RESET->INIT names
+#: the port and what peers may do; INIT->RTR the peer (address vector, QP number, its first
+#: packet sequence number) and the receive side's limits; RTR->RTS the send side's.
+QP_TRANSITIONS: dict[tuple[str, str], frozenset[str]] = {
+    ("RESET", "INIT"): frozenset({"STATE", "PKEY_INDEX", "PORT", "ACCESS_FLAGS"}),
+    ("INIT", "RTR"): frozenset(
+        {"STATE", "AV", "PATH_MTU", "DEST_QPN", "RQ_PSN", "MAX_DEST_RD_ATOMIC", "MIN_RNR_TIMER"}
+    ),
+    ("RTR", "RTS"): frozenset(
+        {"STATE", "SQ_PSN", "TIMEOUT", "RETRY_CNT", "RNR_RETRY", "MAX_QP_RD_ATOMIC"}
+    ),
+}
+
+
+class QpStateError(ValueError):
+    """What ``ibv_modify_qp`` or a post answers with ``EINVAL``: a transition that is not the
+    next one, a required attribute missing, or a request posted in a state that refuses it."""
 
 
 @dataclass
@@ -88,14 +111,36 @@ class QueuePair:
         self.send_queue: deque[WorkRequest] = deque()
         self.recv_queue: deque[WorkRequest] = deque()
         self.peer: QueuePair | None = None
+        self.state = "RESET"
+
+    def modify(self, state: str, attrs: set[str], peer: QueuePair | None = None) -> None:
+        """One ``ibv_modify_qp`` up the state machine; ``peer`` stands for the address vector
+        and QP number that RTR needs (exchanged out of band in a real program)."""
+        need = QP_TRANSITIONS.get((self.state, state))
+        if need is None:
+            raise QpStateError(f"no transition {self.state} -> {state}")
+        if missing := need - attrs:
+            raise QpStateError(f"{self.state} -> {state} needs {sorted(missing)}")
+        if state == "RTR":
+            if peer is None:
+                raise QpStateError("RTR needs the peer's address and QP number")
+            self.peer = peer
+        self.state = state
 
     def connect(self, peer: QueuePair) -> None:
-        self.peer, peer.peer = peer, self
+        """Both QPs through RESET -> INIT -> RTR -> RTS, as after the out-of-band exchange."""
+        for target in ("INIT", "RTR", "RTS"):
+            for a, b in ((self, peer), (peer, self)):
+                a.modify(target, set(QP_TRANSITIONS[(a.state, target)]), b)
 
     def post_send(self, wr: WorkRequest) -> None:
+        if self.state != "RTS":
+            raise QpStateError(f"post_send in {self.state}: a QP sends only in RTS")
         self.send_queue.append(wr)
 
     def post_recv(self, wr: WorkRequest) -> None:
+        if self.state == "RESET":
+            raise QpStateError("post_recv in RESET: receive requests are taken from INIT on")
         self.recv_queue.append(wr)
 
     def step(self) -> bool:

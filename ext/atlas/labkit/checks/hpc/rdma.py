@@ -1,0 +1,50 @@
+"""Checks of the labs of ``hpc/rdma.md``: the QP state machine against NCCL's own transitions.
+
+The taught model (:mod:`atlas.labkit.hpc.verbs`) requires, for each transition of a
+reliable-connected queue pair, a set of attributes. NCCL's InfiniBand plugin drives real cards
+through the same transitions; whatever it sets is accepted by every card NCCL runs on. This
+module reads the masks it passes to ``ibv_modify_qp`` from ``src/transport/net_ib/connect.cc``
+at the pin, so that a lab can compare the two without typing NCCL's masks into the book.
+"""
+
+from __future__ import annotations
+
+import re
+
+from atlas.labkit.pinned import pinned
+
+ROLE = "check"
+
+_FILE = "src/transport/net_ib/connect.cc"
+
+#: The functions of connect.cc that move a QP to each state, by the state they reach.
+_FUNCTIONS = {"INIT": "ncclIbQpInit", "RTR": "ncclIbQpRtr", "RTS": "ncclIbQpRts"}
+
+
+def _body(text: str, name: str) -> str:
+    """The body of ``ncclResult_t name(...)``: from its signature to the first closing brace
+    at the start of a line."""
+    start = text.find(f"ncclResult_t {name}(")
+    if start < 0:
+        raise LookupError(f"nccl {_FILE}: no function {name} at the pin")
+    end = text.find("\n}\n", start)
+    return text[start:end]
+
+
+def _mask(body: str) -> frozenset[str]:
+    """The ``IBV_QP_*`` bits this function passes to ``ibv_modify_qp`` for a reliable-connected
+    QP: every bit on a line that builds ``attrMask`` (including the bits NCCL adds only when the
+    QP is not unreliable-connected, which an RC QP always takes), or on the
+    ``wrap_ibv_modify_qp`` call itself when the mask is written inline."""
+    lines = [ln for ln in body.splitlines() if "attrMask" in ln or "wrap_ibv_modify_qp" in ln]
+    bits = re.findall(r"IBV_QP_([A-Z_]+)\b", "\n".join(lines))
+    return frozenset(bits)
+
+
+def nccl_qp_masks() -> tuple[dict[str, frozenset[str]], str]:
+    """``{"INIT": {...}, "RTR": {...}, "RTS": {...}}`` as NCCL sets them at the pin, and the
+    label ``nccl@<sha> <file>``."""
+    files = pinned("nccl")
+    text = files.read_text(_FILE)
+    masks = {state: _mask(_body(text, fn)) for state, fn in _FUNCTIONS.items()}
+    return masks, f"nccl@{files.pin[:7]} {_FILE}"
