@@ -32,26 +32,37 @@ def header_large_segment_size() -> int:
     return int(re.search(r"large_segment_size_\{(\d+)\}", header).group(1))
 
 
-def settings_in_effect(env: dict[str, str]) -> str:
-    """The allocator settings a fresh process parses under the environment ``env``.
+def settings_in_effect(env: dict[str, str], trials: tuple[str, ...] = ()) -> list[str]:
+    """The allocator settings a fresh process parses under ``env``, then its verdict on ``trials``.
 
     Runs a new interpreter (the settings are read once, when the library loads) and returns
-    what PyTorch's own parser recorded, or the first line of the error it raised.
+    what PyTorch's own parser recorded, or the last line of the error it raised; then, for each
+    string of ``trials`` parsed at run time in the same process, ``"accepted"`` or the first
+    line of the error. One process serves all the trials, since starting one costs seconds.
     """
     clean = {
         k: v for k, v in os.environ.items() if not k.startswith("PYTORCH_") or "ALLOC" not in k
     }
-    code = "import torch; print(torch._C._accelerator_getAllocatorSettings())"
+    code = (
+        "import sys, torch\n"
+        "print(torch._C._accelerator_getAllocatorSettings())\n"
+        "for t in sys.argv[1:]:\n"
+        "    try:\n"
+        "        torch._C._accelerator_setAllocatorSettings(t)\n"
+        "        print('accepted')\n"
+        "    except (ValueError, RuntimeError) as err:\n"
+        "        print(f'{type(err).__name__}: ' + str(err).splitlines()[0].strip())\n"
+    )
     done = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", code, *trials],
         env={**clean, **env},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=240,
     )
     if done.returncode != 0:
-        return done.stderr.strip().splitlines()[-1]
-    return done.stdout.strip()
+        return [done.stderr.strip().splitlines()[-1]]
+    return [line.strip() for line in done.stdout.strip().splitlines()]
 
 
 def cuda_replay(trace: list[tuple[str, str, int]], expandable: bool = False) -> dict[str, int]:
