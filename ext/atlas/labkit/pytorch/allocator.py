@@ -226,3 +226,50 @@ class CachingAllocator:
 
     def largest_free_block(self) -> int:
         return max((b.size for b in self.free_blocks), default=0)
+
+
+# -- traces: the same list of steps for the simulator and for a GPU ---------------------------
+
+Step = tuple[str, str, int]  # ("alloc", name, nbytes) or ("free", name, 0)
+
+TRACE_KEYS = (
+    "allocated_bytes.all.current",
+    "reserved_bytes.all.current",
+    "inactive_split_bytes.all.current",
+    "segment.all.current",
+)
+
+
+def replay(trace: list[Step], expandable: bool = False) -> dict[str, int]:
+    """Run ``trace`` through the simulator and return the counters of ``TRACE_KEYS``.
+
+    The same trace can be replayed on a GPU with real tensors
+    (``atlas.labkit.checks.pytorch.allocator.cuda_replay``), which is what makes the
+    simulator's numbers checkable against PyTorch's allocator rather than against itself.
+    """
+    mem = CachingAllocator(expandable=expandable)
+    live: dict[str, Block] = {}
+    for op, name, nbytes in trace:
+        if op == "alloc":
+            live[name] = mem.malloc(nbytes)
+        else:
+            mem.free(live.pop(name))
+    stats = mem.stats()
+    return {key: stats[key] for key in TRACE_KEYS}
+
+
+def fragmentation_trace(mib: int = MIB) -> list[Step]:
+    """Twelve 6 MiB tensors, every other one freed, then four 11 MiB tensors."""
+    trace: list[Step] = [("alloc", f"a{i}", 6 * mib) for i in range(12)]
+    trace += [("free", f"a{i}", 0) for i in range(1, 12, 2)]
+    trace += [("alloc", f"b{i}", 11 * mib) for i in range(4)]
+    return trace
+
+
+def growing_batch_trace(layers: int = 8, mib: int = MIB) -> list[Step]:
+    """``layers`` activations of 12 MiB, all freed, then as many of 14 MiB, all freed."""
+    trace: list[Step] = []
+    for size in (12, 14):
+        trace += [("alloc", f"{size}-{i}", size * mib) for i in range(layers)]
+        trace += [("free", f"{size}-{i}", 0) for i in range(layers)]
+    return trace
