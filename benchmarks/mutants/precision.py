@@ -96,4 +96,13 @@ MUTATIONS: list[Mutation] = [
         ("precision/fp8-training",),
         "promotion multiplies by the scales of the next 128-wide slice of K",
     ),
+    Mutation(
+        "delayed-history-one-short",
+        "precision",
+        "precision/scaling.py",
+        "        self.history = (self.history + [amax])[-self.history_len :]",
+        "        self.history = (self.history + [amax])[-self.history_len + 1 :]",
+        ("precision/scaling",),
+        "the delayed scaler keeps one amax fewer than its history length",
+    ),
 ]
