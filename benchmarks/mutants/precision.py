@@ -77,4 +77,32 @@ MUTATIONS: list[Mutation] = [
         ("precision/scaling",),
         "power-of-two scales round down, so the largest value overflows the grid",
     ),
+    # --- issue 39: the FP8 GEMM's emulated accumulator, caught by the exact reference ---
+    Mutation(
+        "accumulator-one-bit-more",
+        "precision",
+        "precision/gemm.py",
+        "    drop = 24 - bits\n",
+        "    drop = 23 - bits\n",
+        ("precision/fp8-training",),
+        "the limited accumulator keeps one significant bit more than acc_bits",
+    ),
+    Mutation(
+        "promotion-next-scale-slice",
+        "precision",
+        "precision/gemm.py",
+        "            kb = k0 // block  # the scale slice of this stretch of K\n",
+        "            kb = min(k0 // block + 1, a_scale.shape[1] - 1)\n",
+        ("precision/fp8-training",),
+        "promotion multiplies by the scales of the next 128-wide slice of K",
+    ),
+    Mutation(
+        "delayed-history-one-short",
+        "precision",
+        "precision/scaling.py",
+        "        self.history = (self.history + [amax])[-self.history_len :]",
+        "        self.history = (self.history + [amax])[-self.history_len + 1 :]",
+        ("precision/scaling",),
+        "the delayed scaler keeps one amax fewer than its history length",
+    ),
 ]
