@@ -136,6 +136,16 @@ def swap_seconds(model: ModelConfig, tokens: int, link_bytes_per_s: float) -> fl
     return 2 * tokens * model.kv_bytes_per_token() / link_bytes_per_s
 
 
+def swap_copies(model: ModelConfig, tokens: int, block_size: int) -> tuple[int, int]:
+    """The copies one direction of a swap issues when, as in nano-vllm's cache tensor
+    ``[2, layers, blocks, block_size, heads, head_dim]``, a block's keys and values are one
+    contiguous piece per layer: ``(number of copies, bytes per copy)``. A partly filled last
+    block still moves whole. Small copies are what keeps a swap below the link's bandwidth."""
+    blocks = -(-tokens // block_size)
+    piece = block_size * model.num_kv_heads * model.head_dim * model.dtype_bytes
+    return blocks * 2 * model.num_layers, piece
+
+
 def recompute_seconds(model: ModelConfig, gpu: Gpu, tokens: int) -> float:
     """Preemption by recomputation: a prefill of the ``tokens`` again, at the roofline."""
     flops = (
