@@ -136,6 +136,16 @@ def swap_seconds(model: ModelConfig, tokens: int, link_bytes_per_s: float) -> fl
     return 2 * tokens * model.kv_bytes_per_token() / link_bytes_per_s
 
 
+def swap_copies(model: ModelConfig, tokens: int, block_size: int) -> tuple[int, int]:
+    """The copies one direction of a swap issues when, as in nano-vllm's cache tensor
+    ``[2, layers, blocks, block_size, heads, head_dim]``, a block's keys and values are one
+    contiguous piece per layer: ``(number of copies, bytes per copy)``. A partly filled last
+    block still moves whole. Small copies are what keeps a swap below the link's bandwidth."""
+    blocks = -(-tokens // block_size)
+    piece = block_size * model.num_kv_heads * model.head_dim * model.dtype_bytes
+    return blocks * 2 * model.num_layers, piece
+
+
 def recompute_seconds(model: ModelConfig, gpu: Gpu, tokens: int) -> float:
     """Preemption by recomputation: a prefill of the ``tokens`` again, at the roofline."""
     flops = (
@@ -158,3 +168,35 @@ def crossover_context(model: ModelConfig, gpu: Gpu) -> float:
     head = 2 * model.vocab_size * model.hidden_size
     fixed = (2 * model.layer_matmul_params() + head) / gpu.peak_flops
     return fixed / per_key - 1
+
+
+def chunked_prefill(
+    model: ModelConfig,
+    gpu: Gpu,
+    prompt_len: int,
+    chunk: int,
+    decoding: int = 0,
+    context_len: int = 0,
+) -> list[StepCost]:
+    """The steps of a prompt prefilled ``chunk`` tokens at a time, each step shared with
+    ``decoding`` sequences that decode one token over ``context_len`` cached ones.
+
+    Every chunk reads the whole weights again and the keys and values of all earlier chunks
+    (its attention needs them), so small chunks pay for the weights many times and re-read the
+    prompt's cache quadratically often; large chunks stretch every step that the decodes wait
+    for. The sum of the steps' times is the prompt's time to its first token at the roofline.
+    """
+    steps = []
+    for start in range(0, prompt_len, chunk):
+        n = min(chunk, prompt_len - start)
+        steps.append(step_cost(model, gpu, [(start, n)] + [(context_len, 1)] * decoding))
+    return steps
+
+
+def balanced_chunk(model: ModelConfig, gpu: Gpu, decoding: int = 0, context_len: int = 0) -> float:
+    """The chunk size at which one chunk's weight FLOPs take as long as the step's reads (the
+    weights, and the caches of ``decoding`` sequences of ``context_len`` tokens that share the
+    step): ``F (w + b k (L + 1)) / (2 P W)``. Below it a chunked step is memory-bound and the
+    reads, paid again for every chunk, set its time. Attention and the head are left out."""
+    reads = model.weight_bytes() + decoding * model.kv_bytes_per_token() * (context_len + 1)
+    return gpu.peak_flops * reads / (2 * model.layer_matmul_params() * gpu.bandwidth)

@@ -172,3 +172,49 @@ def eagle_tree_law(P: torch.Tensor, Q: torch.Tensor, k: int, n: int, seed: int =
         counts[path[0] * vocab + path[1]] += 1
     law = (P[root][:, None] * P).reshape(-1)
     return 0.5 * float((counts / n - law).abs().sum())
+
+
+def chain_accepted_length(P: torch.Tensor, keep: torch.Tensor, gamma: int) -> float:
+    """Exact mean number of drafted tokens kept per step on the bigram chain, from a uniformly
+    drawn last token: ``keep[a, b]`` is the probability that the draft proposes ``b`` after
+    ``a`` *and* the rule keeps it, so ``Pr[first j kept] = u^T keep^j 1`` and the mean is the
+    sum over ``j = 1..gamma``. Computed by matrix powers, with no sampling and no rule run."""
+    vocab = P.shape[0]
+    row = torch.full((vocab,), 1.0 / vocab, dtype=torch.float64)
+    total = 0.0
+    for _ in range(gamma):
+        row = row @ keep
+        total += float(row.sum())
+    return total
+
+
+def megatron_exact_match(
+    P: torch.Tensor, Q: torch.Tensor, gamma: int, n: int, greedy_draft: bool, seed: int = 0
+) -> tuple[float, float]:
+    """Mean drafted tokens kept per step when Megatron-LM's ``verify_speculative_tokens`` (at
+    the pin) compares ``n`` drafts with tokens the target samples at every position.
+
+    The draft is the bigram chain ``Q``, either sampled (as Megatron's MTP draft samples with the
+    request's sampling parameters) or greedy (its argmax, a point mass); the target ``P`` samples
+    ``gamma + 1`` tokens, one after each input. Returns ``(mean, standard error)``."""
+    from atlas.labkit.checks.speculative.serving import megatron_mtp_utils
+
+    verify_fn = megatron_mtp_utils()["verify_speculative_tokens"]
+    vocab = P.shape[0]
+    g = torch.Generator().manual_seed(seed)
+    inputs = [torch.randint(vocab, (n,), generator=g)]  # the last accepted token
+    for _ in range(gamma):
+        if greedy_draft:
+            inputs.append(Q[inputs[-1]].argmax(-1))
+        else:
+            inputs.append(torch.multinomial(Q[inputs[-1]], 1, generator=g)[:, 0])
+    rows = torch.stack(inputs, 1)  # [n, gamma + 1]
+    outputs = torch.multinomial(P[rows.reshape(-1)], 1, generator=g).view(n, gamma + 1)
+    last, _mask, _ = verify_fn(rows.reshape(-1), outputs.reshape(-1), n, 0, gamma)
+    kept = (last - torch.arange(n) * (gamma + 1)).to(torch.float64)  # drafts kept per request
+    return float(kept.mean()), float(kept.std() / math.sqrt(n))
+
+
+def greedy_draft_table(Q: torch.Tensor) -> torch.Tensor:
+    """The point-mass draft of ``Q``: one-hot on each row's argmax."""
+    return torch.nn.functional.one_hot(Q.argmax(-1), Q.shape[0]).to(Q.dtype)
