@@ -48,8 +48,13 @@ MATHJAX_FILES = (
 )
 
 
+SEARCH_SCORER = Path(__file__).resolve().parent / "search-scorer.js"
+
+
 def _config_inited(app: Sphinx, config: Config) -> None:
     config.html_static_path = [*config.html_static_path, str(STATIC)]
+    if not config.html_search_scorer:  # a book may bring its own
+        config.html_search_scorer = str(SEARCH_SCORER)
 
 
 def _builder_inited(app: Sphinx) -> None:
