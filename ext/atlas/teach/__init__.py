@@ -33,7 +33,7 @@ def _add_static(app: Sphinx, config: Config) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.project.registry import add_page_outputs, add_settings
-    from atlas.teach import labcode, notebook, problems, runnable, taught, titles
+    from atlas.teach import labcode, notebook, problems, runnable, tables, taught, titles
     from atlas.teach.answers import AnswersAtChapterEnd
     from atlas.teach.config import TeachConfig
     from atlas.teach.state import ShownCollector, TeachCollector, fail_on_wrong_quotes
@@ -49,6 +49,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("problem", problems.ProblemDirective)
     app.add_directive("solution", problems.SolutionDirective)
     app.add_directive("problem-index", problems.ProblemIndexDirective)
+    app.add_directive("computed-table", tables.ComputedTableDirective)
     app.add_transform(problems.ProblemHeadings)
     app.add_env_collector(problems.ProblemsCollector)
     app.add_post_transform(AnswersAtChapterEnd)
