@@ -29,6 +29,7 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.util import logging
 
+from atlas.assets.codelines import wrap_code_lines
 from atlas.assets.config import AssetsConfig
 
 logger = logging.getLogger(__name__)
@@ -73,6 +74,8 @@ def _page_context(
 ) -> None:
     if doctree is None or app.builder.format != "html":
         return
+    if "body" in context:
+        context["body"] = wrap_code_lines(context["body"])
     from sphinxcontrib.mermaid import mermaid as mermaid_node
 
     if doctree.next_node(mermaid_node) is not None:
@@ -115,6 +118,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     add_settings(app, AssetsConfig)
     add_check(app, check_offline_assets, order=10, when="builder-inited")
     app.connect("config-inited", _config_inited)
+    app.add_css_file("atlas-code.css")
     app.connect("builder-inited", _builder_inited)
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _build_finished)
