@@ -40,6 +40,11 @@ def test_lines_are_wrapped_once_and_keep_their_markup() -> None:
         '<span class="atlas-codeline">b</span></pre></div>'
     )
     assert wrap_code_lines(once) == once  # a page written twice is wrapped once
+    highlighted = '<div class="highlight"><pre><span class="hll">x = 1\n</span>y\n</pre></div>'
+    assert wrap_code_lines(highlighted) == (
+        '<div class="highlight"><pre><span class="atlas-codeline"><span class="hll">x = 1</span>'
+        '</span><span class="atlas-codeline">y</span></pre></div>'
+    )
 
 
 @pytest.mark.browser

@@ -6,7 +6,8 @@ collectives. Wrapping alone would let a continuation start under the line number
 indent (``atlas-codeline`` in ``atlas-code.css``) starts it further right, which is how a
 reader tells a wrapped line from the next one. Line numbers stay right: they are Pygments'
 ``linenos`` spans, at the start of their own line's element. Pygments closes every token at
-the end of a line, so splitting its output at newlines gives well-formed lines. The copy
+the end of a line (a highlighted line's ``hll`` span just after it, which is moved before), so
+splitting its output at newlines gives well-formed lines. The copy
 button and a reader's selection still get one newline per line (block elements), no more.
 """
 
@@ -18,7 +19,9 @@ _BLOCK = re.compile(r'(<div class="highlight"><pre>)(.*?)(</pre></div>)', re.S)
 
 
 def _lines(code: str) -> str:
-    lines = code.split("\n")
+    # A highlighted line is the one token Pygments closes after its newline
+    # (<span class="hll">...\n</span>): close it before, so that it stays inside its line.
+    lines = code.replace("\n</span>", "</span>\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the block
     return "".join(f'<span class="atlas-codeline">{line or "&#8203;"}</span>' for line in lines)
