@@ -36,14 +36,14 @@ def test_lines_are_wrapped_once_and_keep_their_markup() -> None:
     once = wrap_code_lines(body)
     assert once == (
         '<div class="highlight"><pre><span class="atlas-codeline"><span></span>'
-        '<span class="k">a</span></span><span class="atlas-codeline">&#8203;</span>'
-        '<span class="atlas-codeline">b</span></pre></div>'
+        '<span class="k">a</span></span>\n<span class="atlas-codeline">&#8203;</span>\n'
+        '<span class="atlas-codeline">b</span>\n</pre></div>'
     )
     assert wrap_code_lines(once) == once  # a page written twice is wrapped once
     highlighted = '<div class="highlight"><pre><span class="hll">x = 1\n</span>y\n</pre></div>'
     assert wrap_code_lines(highlighted) == (
         '<div class="highlight"><pre><span class="atlas-codeline"><span class="hll">x = 1</span>'
-        '</span><span class="atlas-codeline">y</span></pre></div>'
+        '</span>\n<span class="atlas-codeline">y</span>\n</pre></div>'
     )
 
 

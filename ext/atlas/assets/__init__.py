@@ -14,8 +14,10 @@ Sphinx side; ``mermaid_parser``, node and the cache by hash; ``mermaid_parse.mjs
 a syntax error is an error at its page and line, not a "Syntax error" box in the reader's browser.
 
 Modules: this one (the copy and the page hook), ``config``, ``check`` (the npm files are there,
-at their locked versions: a project-file check handed to atlas.project), ``diagrams`` and
-``mermaid_parser``.
+at their locked versions: a project-file check handed to atlas.project), ``diagrams``,
+``mermaid_parser`` and ``codelines`` (each line of a code block its own element, so that long
+lines wrap instead of scrolling). The search scorer (``search-scorer.js``) ranks titles that
+hold the query first.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ indent (``atlas-codeline`` in ``atlas-code.css``) starts it further right, which
 reader tells a wrapped line from the next one. Line numbers stay right: they are Pygments'
 ``linenos`` spans, at the start of their own line's element. Pygments closes every token at
 the end of a line (a highlighted line's ``hll`` span just after it, which is moved before), so
-splitting its output at newlines gives well-formed lines. The copy
-button and a reader's selection still get one newline per line (block elements), no more.
+splitting its output at newlines gives well-formed lines. Each line is an inline-block as wide
+as the block, followed by its newline: the copy button and a reader's selection get one newline
+per line, and without the stylesheet the block reads as before.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ def _lines(code: str) -> str:
     lines = code.replace("\n</span>", "</span>\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the block
-    return "".join(f'<span class="atlas-codeline">{line or "&#8203;"}</span>' for line in lines)
+    # inline-blocks joined by the newlines: without the stylesheet (a text browser, reader
+    # mode) the block is the plain <pre> it was, and a copy gets one newline per line
+    return "".join(f'<span class="atlas-codeline">{line or "&#8203;"}</span>\n' for line in lines)
 
 
 def wrap_code_lines(body: str) -> str:

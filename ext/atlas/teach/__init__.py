@@ -11,7 +11,9 @@ Modules, one job each:
 - ``taught``: the roles of labkit code and the check that a lab's taught imports are shown
   (on its page, an earlier page of its chapter, or another chapter's page, linked);
 - ``runnable``: one Python file per page that runs its labs as doctests (needing only the
-  book's package, not Sphinx);
+  book's package, not Sphinx); ``notebook``: the same labs as a Jupyter notebook;
+- ``tables``: the ``computed-table`` directive (registry figures as a real table);
+- ``titles``: a title several pages share names its chapter in tabs and search;
 - ``state``: what a build remembers per page (the pages with errors, re-read until fixed).
 """
 
