@@ -26,6 +26,9 @@ extensions = [
     "sphinx_copybutton",
     "atlas",  # ext/atlas: upstream citations, labs, references, offline assets, PDF
 ]
+# The copy button copies code alone: Pygments marks the prompts (>>>, ..., $) of lab transcripts
+# and console blocks as .gp and their output as .go, and neither is copied.
+copybutton_exclude = ".linenos, .gp, .go"
 
 root_doc = "index"
 exclude_patterns = ["_build", "**/.ipynb_checkpoints"]

@@ -160,6 +160,12 @@ def test_table_rows_are_in_page_order_with_their_results() -> None:
     ]
 
 
+def test_table_rows_follow_the_reading_order_with_unknown_pages_last() -> None:
+    specs = {"agents/x": [spec("agents/x", 0)], "hpc/y": [spec("hpc/y", 0)], "z": [spec("z", 0)]}
+    rank = {"hpc/y": 0, "agents/x": 1}  # the toctree reads HPC first; "z" is in no toctree
+    assert [s.docname for s, _r, _e in rows(specs, {}, rank)] == ["hpc/y", "agents/x", "z"]
+
+
 def test_problem_text_and_line_point_at_the_failing_example() -> None:
     lab = spec("a", 0, "Wrong claim")
     assert problem_line(lab, FAILED_RESULT) == 12  # the second example's page line

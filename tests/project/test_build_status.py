@@ -48,3 +48,18 @@ def test_a_failing_lab_fails_make_labs_check_and_the_latex_builder(failing_lab: 
     latex = build(failing_lab, out, "latex")
     assert latex.returncode == 1, latex.stderr
     assert "1 lab(s) failed" in latex.stderr
+
+
+def test_a_lab_failing_in_an_included_file_is_reported_at_that_file(failing_lab: Path) -> None:
+    (failing_lab / "part.txt").write_text(
+        "Included.\n\n```{lab} Three and three\n>>> 3 + 3\n7\n```\n", encoding="utf-8"
+    )
+    index = failing_lab / "index.md"
+    index.write_text(
+        index.read_text(encoding="utf-8") + "\n```{include} part.txt\n```\n", encoding="utf-8"
+    )
+    proc = build(failing_lab, failing_lab / "_build")
+    assert proc.returncode == 1, proc.stderr
+    assert 'part.txt:4: ERROR: lab "Three and three" FAILED at example 1' in proc.stderr
+    assert 'index.md:4: ERROR: lab "Two and two" FAILED at example 1' in proc.stderr
+    assert "2 lab(s) failed" in proc.stderr

@@ -26,6 +26,7 @@ extensions = [
     "sphinx_copybutton",
     "atlas",
 ]
+copybutton_exclude = ".linenos, .gp, .go"  # as conf.py: prompts and outputs are not copied
 root_doc = "index"
 exclude_patterns = ["_build"]
 nitpicky = True

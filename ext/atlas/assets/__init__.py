@@ -14,8 +14,10 @@ Sphinx side; ``mermaid_parser``, node and the cache by hash; ``mermaid_parse.mjs
 a syntax error is an error at its page and line, not a "Syntax error" box in the reader's browser.
 
 Modules: this one (the copy and the page hook), ``config``, ``check`` (the npm files are there,
-at their locked versions: a project-file check handed to atlas.project), ``diagrams`` and
-``mermaid_parser``.
+at their locked versions: a project-file check handed to atlas.project), ``diagrams``,
+``mermaid_parser`` and ``codelines`` (each line of a code block its own element, so that long
+lines wrap instead of scrolling). The search scorer (``search-scorer.js``) ranks titles that
+hold the query first.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.util import logging
 
+from atlas.assets.codelines import wrap_code_lines
 from atlas.assets.config import AssetsConfig
 
 logger = logging.getLogger(__name__)
@@ -48,8 +51,13 @@ MATHJAX_FILES = (
 )
 
 
+SEARCH_SCORER = Path(__file__).resolve().parent / "search-scorer.js"
+
+
 def _config_inited(app: Sphinx, config: Config) -> None:
     config.html_static_path = [*config.html_static_path, str(STATIC)]
+    if not config.html_search_scorer:  # a book may bring its own
+        config.html_search_scorer = str(SEARCH_SCORER)
 
 
 def _builder_inited(app: Sphinx) -> None:
@@ -68,6 +76,8 @@ def _page_context(
 ) -> None:
     if doctree is None or app.builder.format != "html":
         return
+    if "body" in context:
+        context["body"] = wrap_code_lines(context["body"])
     from sphinxcontrib.mermaid import mermaid as mermaid_node
 
     if doctree.next_node(mermaid_node) is not None:
@@ -110,6 +120,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     add_settings(app, AssetsConfig)
     add_check(app, check_offline_assets, order=10, when="builder-inited")
     app.connect("config-inited", _config_inited)
+    app.add_css_file("atlas-code.css")
     app.connect("builder-inited", _builder_inited)
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _build_finished)

@@ -11,6 +11,7 @@ code, never on language, so the Chinese build runs no lab the English one ran.
   with the banner;
 - ``search``: the Chinese search (jieba required, Sphinx 9.0's stemmer name fixed);
 - ``edition``: ``lang="zh-CN"`` and the language switch;
+- ``ui_catalogs``: the interface's words (``atlas.ui``) and the theme's, in ``locale/``;
 - ``glossary``: glossary.toml and the glossary check; ``pages``: the glossary and status tables;
 - ``checks``: ``i18n.stale`` and ``i18n.glossary``, at catalog file and line;
 - ``__main__``: ``python -m atlas.i18n status|check`` (``make i18n-status``).
@@ -24,7 +25,7 @@ from typing import Any
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
-from atlas.i18n import edition, search
+from atlas.i18n import edition, search, ui_catalogs
 from atlas.i18n.checks import check_translation
 from atlas.i18n.config import I18nConfig, is_translation
 from atlas.i18n.pages import (
@@ -48,13 +49,31 @@ def _add_static(app: Sphinx, config: Config) -> None:
 LATEX_WORDS = {"zh_CN": {r"\contentsname}{Contents}": r"\contentsname}{目录}"}}
 
 
+# LaTeX's own heading words. Sphinx has no babel language for Chinese and loads ``english``, so
+# the parts, chapters, figures and index said "Part I", "Chapter 1", "Figure", "Index". The
+# chapter head is fncychap's (Sonny, Sphinx's default): ``\DOCH`` prints its name and number.
+LATEX_PREAMBLE = {
+    "zh_CN": r"""
+\addto\captionsenglish{\renewcommand{\partname}{}\renewcommand{\figurename}{图}%
+  \renewcommand{\tablename}{表}\renewcommand{\indexname}{索引}}
+\renewcommand{\thepart}{第\,\arabic{part}\,部分}
+\makeatletter
+\@ifundefined{DOCH}{}{\renewcommand{\DOCH}{\raggedleft
+  \CNV\FmN{第}\,\CNoV\thechapter\,\CNV\FmN{章}\par\nobreak\vskip 40\p@}}
+\makeatother
+"""
+}
+
+
 def _latex_words(app: Sphinx, config: Config) -> None:
-    words = LATEX_WORDS.get(str(config.language), {}) if is_translation(config) else {}
-    if not words:
+    if not is_translation(config):
         return
+    language = str(config.language)
     elements = dict(config.latex_elements)
-    for english, translated in words.items():
+    for english, translated in LATEX_WORDS.get(language, {}).items():
         elements = {k: v.replace(english, translated) for k, v in elements.items()}
+    if language in LATEX_PREAMBLE:
+        elements["preamble"] = elements.get("preamble", "") + LATEX_PREAMBLE[language]
     config.latex_elements = elements
 
 
@@ -75,6 +94,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("glossary-table", GlossaryTableDirective)
     app.add_directive("translation-status", TranslationStatusDirective)
     app.connect("config-inited", _add_static)
+    app.connect("config-inited", ui_catalogs.load)
     app.connect("config-inited", search.set_search_language)
     app.connect("config-inited", _latex_words)
     app.connect("builder-inited", search.require_tokenizer)

@@ -10,6 +10,7 @@ import dataclasses
 import doctest
 import math
 import re
+from pathlib import Path
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -160,6 +161,10 @@ class LabDirective(SphinxDirective):
             hide_output="hide-output" in self.options,
             kind=kind,
         )
+        source, _ = self.state_machine.get_source_and_line(self.lineno)
+        page = Path(self.env.doc2path(self.env.docname)).resolve()
+        if source and Path(source).resolve() != page:  # an included file: its lines, its name
+            spec = dataclasses.replace(spec, source=str(source))
         node = lab_node(spec=spec)  # the anchor goes on a target inside the rendering
         self.set_source_info(node)
         heading = nodes.paragraph(title, title)

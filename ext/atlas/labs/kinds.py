@@ -35,11 +35,14 @@ import re
 from collections.abc import Iterable, Sequence
 
 from atlas.labs.model import ExampleSpec
+from atlas.ui import N_
 
 KINDS = ("check", "model")
 DEFAULT_KIND = "check"
-MODEL_SENTENCE = "This lab shows our model's numbers; it checks them against nothing independent."
-MODEL_BADGE = "model"
+MODEL_SENTENCE = N_(
+    "This lab shows our model's numbers; it checks them against nothing independent."
+)
+MODEL_BADGE = N_("model")
 
 _QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9.]*")

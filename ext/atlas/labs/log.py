@@ -72,7 +72,7 @@ def report_problems(specs: dict[str, list[LabSpec]], results: dict[str, PageResu
                     "STRICT_ALLOW=upstream.missing,lab.skipped",
                     type="lab",
                     subtype=SKIP_SUBTYPE,
-                    location=(docname, problem_line(spec, result)),
+                    location=where(docname, spec, result),
                 )
                 continue
             if result is None or result.ok or result.status == LabStatus.NOT_RUN:
@@ -82,7 +82,7 @@ def report_problems(specs: dict[str, list[LabSpec]], results: dict[str, PageResu
                 problem_text(spec, result),
                 type="lab",
                 subtype=SUBTYPES.get(result.status, result.status.value),
-                location=(docname, problem_line(spec, result)),
+                location=where(docname, spec, result),
             )
     return failed
 
@@ -91,6 +91,13 @@ def is_reported_skip(spec: LabSpec, result: LabResult) -> bool:
     """A skip the build reports as ``lab.skipped``: the lab ran and skipped itself. A lab that
     was never started because it ``:needs:`` hardware this machine lacks is not reported."""
     return result.status == LabStatus.SKIPPED and not (spec.needs and not result.examples)
+
+
+def where(docname: str, spec: LabSpec, result: LabResult) -> str | tuple[str, int]:
+    """The file and line to blame: the page's, or an included file's when the lab is in one (its
+    example lines are that file's lines)."""
+    line = problem_line(spec, result)
+    return f"{spec.source}:{line}" if spec.source else (docname, line)
 
 
 def problem_line(spec: LabSpec, result: LabResult) -> int:

@@ -93,6 +93,7 @@ class LabSpec:
     expect_failure: bool = False
     hide_output: bool = False
     kind: str = "check"  # "check" or "model" (atlas.labs.kinds); it does not change the run
+    source: str = ""  # the included file the lab is written in, when it is not the page itself
 
     def key_material(self) -> str:
         """What decides the lab's outcome (title and rendering options excluded)."""

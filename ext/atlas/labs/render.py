@@ -19,17 +19,18 @@ from atlas.labs.model import (
     environment_of,
     result_of,
 )
+from atlas.ui import N_, _
 
 # What the page, the labs table and the log call each status.
 STATUS_WORDS = {
-    LabStatus.PASSED: "passed",
-    LabStatus.FAILED: "FAILED",
-    LabStatus.XFAIL: "failed as expected",
-    LabStatus.XPASS: "FAILED: passed, but it is marked as an expected failure",
-    LabStatus.TIMEOUT: "TIMED OUT",
-    LabStatus.CRASHED: "CRASHED",
-    LabStatus.SKIPPED: "skipped",
-    LabStatus.NOT_RUN: "not run",
+    LabStatus.PASSED: N_("passed"),
+    LabStatus.FAILED: N_("FAILED"),
+    LabStatus.XFAIL: N_("failed as expected"),
+    LabStatus.XPASS: N_("FAILED: passed, but it is marked as an expected failure"),
+    LabStatus.TIMEOUT: N_("TIMED OUT"),
+    LabStatus.CRASHED: N_("CRASHED"),
+    LabStatus.SKIPPED: N_("skipped"),
+    LabStatus.NOT_RUN: N_("not run"),
 }
 UNTIMED = frozenset({LabStatus.SKIPPED, LabStatus.NOT_RUN})  # no time worth showing
 
@@ -45,7 +46,7 @@ def pycon(example: ExampleSpec, output: str | None) -> str:
 
 def status_line(result: LabResult, environment: str, show_time: bool = True) -> str:
     """``passed · 0.41 s · torch 2.13.0 · CPU``."""
-    parts = [STATUS_WORDS[result.status]]
+    parts = [_(STATUS_WORDS[result.status])]
     if show_time and result.status not in UNTIMED:
         parts.append(f"{result.seconds:.2f}\u00a0s")
     if environment:
@@ -67,13 +68,16 @@ def _problem(spec: LabSpec, result: LabResult) -> list[nodes.Node]:
         if got is None or got.outcome == ExampleOutcome.PASSED:
             continue
         box = nodes.admonition(classes=["atlas-lab-failure", "error"])
-        what = "raised" if got.outcome == ExampleOutcome.ERROR else "printed something else"
-        box += nodes.title("", f"Example {index + 1} (line {example.line}) {what}")
+        if got.outcome == ExampleOutcome.ERROR:
+            heading = _("Example {number} (line {line}) raised")
+        else:
+            heading = _("Example {number} (line {line}) printed something else")
+        box += nodes.title("", heading.format(number=index + 1, line=example.line))
         box += _literal(pycon(example, None))
-        box += nodes.paragraph("", "Expected:")
-        box += _literal(example.want or "(nothing)", "text")
-        box += nodes.paragraph("", "Got:")
-        box += _literal(got.got or "(nothing)", "text")
+        box += nodes.paragraph("", _("Expected:"))
+        box += _literal(example.want or _("(nothing)"), "text")
+        box += nodes.paragraph("", _("Got:"))
+        box += _literal(got.got or _("(nothing)"), "text")
         out.append(box)
     if result.message and result.status != LabStatus.SKIPPED:
         # "not run" is a consequence or a choice, not the failure itself: a quiet note
@@ -81,7 +85,7 @@ def _problem(spec: LabSpec, result: LabResult) -> list[nodes.Node]:
         box = nodes.admonition(
             classes=["atlas-lab-note", "note"] if quiet else ["atlas-lab-failure", "error"]
         )
-        box += nodes.title("", STATUS_WORDS[result.status].capitalize())
+        box += nodes.title("", _(STATUS_WORDS[result.status]).capitalize())
         box += _literal(result.message, "text")
         out.append(box)
     return out
@@ -110,15 +114,15 @@ def render_lab(
         title.rawsource, title.source, title.line = origin.rawsource, origin.source, origin.line
         if hasattr(origin, "uid"):
             title.uid = origin.uid
-    title += nodes.strong("", "Lab: ")
+    title += nodes.strong("", _("Lab: "))
     title += nodes.Text(spec.title)
     if spec.kind == "model":  # a badge the reader sees in HTML and PDF alike (plain text)
         title += nodes.Text(" ")
-        title += nodes.inline("", f"[{MODEL_BADGE}]", classes=["atlas-lab-badge"])
+        title += nodes.inline("", f"[{_(MODEL_BADGE)}]", classes=["atlas-lab-badge"])
     box += title
     if spec.kind == "model":
         box += nodes.paragraph(
-            "", "", nodes.emphasis("", MODEL_SENTENCE), classes=["atlas-lab-kind"]
+            "", "", nodes.emphasis("", _(MODEL_SENTENCE)), classes=["atlas-lab-kind"]
         )
     show_output = not spec.hide_output
     transcript = "\n".join(
@@ -128,7 +132,9 @@ def render_lab(
     if result.status not in (LabStatus.PASSED, LabStatus.XFAIL):
         box.extend(_problem(spec, result))
     if result.status == LabStatus.SKIPPED and result.message:
-        box += nodes.paragraph("", f"Skipped: {result.message}.", classes=["atlas-lab-skip"])
+        box += nodes.paragraph(
+            "", _("Skipped: {reason}.").format(reason=result.message), classes=["atlas-lab-skip"]
+        )
     line = nodes.paragraph(classes=["atlas-lab-status"])
     line += nodes.emphasis("", status_line(result, environment, show_time))
     box += line

@@ -7,6 +7,8 @@ read (under ``-j`` too), so it lists every lab of the book whatever process read
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
@@ -14,17 +16,19 @@ from sphinx.util.docutils import SphinxDirective
 from atlas.labs.kinds import KINDS
 from atlas.labs.model import LabResult, LabSpec, LabStatus, PageResult, environment_of, result_of
 from atlas.labs.render import STATUS_WORDS, UNTIMED
+from atlas.project.order import book_order
+from atlas.ui import N_, _
 
 # The summary's words, in the order the summary lists them.
 SUMMARY_WORDS = {
-    LabStatus.PASSED: "passed",
-    LabStatus.FAILED: "failed",
-    LabStatus.XPASS: "passed unexpectedly",
-    LabStatus.TIMEOUT: "timed out",
-    LabStatus.CRASHED: "crashed",
-    LabStatus.XFAIL: "failed as expected",
-    LabStatus.SKIPPED: "skipped",
-    LabStatus.NOT_RUN: "not run",
+    LabStatus.PASSED: N_("passed"),
+    LabStatus.FAILED: N_("failed"),
+    LabStatus.XPASS: N_("passed unexpectedly"),
+    LabStatus.TIMEOUT: N_("timed out"),
+    LabStatus.CRASHED: N_("crashed"),
+    LabStatus.XFAIL: N_("failed as expected"),
+    LabStatus.SKIPPED: N_("skipped"),
+    LabStatus.NOT_RUN: N_("not run"),
 }
 
 
@@ -44,14 +48,19 @@ class LabsReportDirective(SphinxDirective):
 
 
 def rows(
-    specs: dict[str, list[LabSpec]], results: dict[str, PageResult]
+    specs: dict[str, list[LabSpec]],
+    results: dict[str, PageResult],
+    rank: Mapping[str, int] | None = None,
 ) -> list[tuple[LabSpec, LabResult | None, str]]:
-    """Every lab with its result and environment, in page order (pages by name, labs as they
-    appear): never by duration, which differs from run to run and between serial and ``-j``
-    builds, so that the page is the same whatever the timings."""
+    """Every lab with its result and environment, in page order (the reading order ``rank``
+    gives, pages it does not know after the rest by name; labs as they appear): never by
+    duration, which differs from run to run and between serial and ``-j`` builds, so that the
+    page is the same whatever the timings."""
+    rank = rank or {}
+    pages = sorted(specs, key=lambda docname: (rank.get(docname, len(rank)), docname))
     return [
         (spec, result_of(results, spec), environment_of(results, docname))
-        for docname in sorted(specs)
+        for docname in pages
         for spec in specs[docname]
     ]
 
@@ -75,13 +84,19 @@ def _kinds_table(specs: dict[str, list[LabSpec]], titles: dict[str, str]) -> lis
     counts = kinds_by_chapter(specs)
     totals = {kind: sum(per[kind] for per in counts.values()) for kind in KINDS}
     checks, models = totals["check"], totals["model"]
-    intro = nodes.paragraph(
-        "",
-        f"{checks} {'check compares' if checks == 1 else 'checks compare'} with something "
-        f"independent of the code {'it checks' if checks == 1 else 'they check'}; {models} "
-        f"{'model shows' if models == 1 else 'models show'} our own model's numbers and "
-        f"{'checks them' if models == 1 else 'check them'} against nothing independent:",
+    checks_said = (
+        _("{n} check compares with something independent of the code it checks;")
+        if checks == 1
+        else _("{n} checks compare with something independent of the code they check;")
     )
+    models_said = (
+        _("{n} model shows our own model's numbers and checks them against nothing independent:")
+        if models == 1
+        else _(
+            "{n} models show our own model's numbers and check them against nothing independent:"
+        )
+    )
+    intro = nodes.paragraph("", checks_said.format(n=checks) + " " + models_said.format(n=models))
     table = nodes.table(classes=["atlas-labs-kinds"])
     group = nodes.tgroup(cols=3)
     table += group
@@ -89,7 +104,7 @@ def _kinds_table(specs: dict[str, list[LabSpec]], titles: dict[str, str]) -> lis
         group += nodes.colspec(colwidth=width)
     head = nodes.thead()
     header = nodes.row()
-    for label in ("Chapter", "Checks", "Models"):
+    for label in (_("Chapter"), _("Checks"), _("Models")):
         header += _cell(nodes.Text(label))
     head += header
     group += head
@@ -102,6 +117,22 @@ def _kinds_table(specs: dict[str, list[LabSpec]], titles: dict[str, str]) -> lis
         body += row
     group += body
     return [intro, table]
+
+
+def _chapter_row(
+    app: Sphinx, fromdocname: str, chapter: str, titles: dict[str, str], cols: int
+) -> nodes.row:
+    """The row that opens a chapter's labs: its title, linked, across every column."""
+    row = nodes.row(classes=["atlas-labs-chapter"])
+    title = titles.get(chapter, chapter)
+    if chapter in titles:
+        uri = app.builder.get_relative_uri(fromdocname, chapter)
+        cell = _cell(nodes.strong("", "", nodes.reference("", title, internal=True, refuri=uri)))
+    else:
+        cell = _cell(nodes.strong("", title))
+    cell["morecols"] = cols - 1
+    row += cell
+    return row
 
 
 def _cell(*children: nodes.Node) -> nodes.entry:
@@ -121,44 +152,62 @@ def build_table(
     show_time: bool = True,
 ) -> list[nodes.Node]:
     """The summary paragraph and the table, with links relative to ``fromdocname``."""
-    table_rows = rows(specs, results)
+    order, chapter_of = book_order(app.env, app.config.root_doc)
+    table_rows = rows(specs, results, {docname: i for i, docname in enumerate(order)})
     if not table_rows:
-        return [nodes.paragraph("", "This book has no labs yet.")]
+        return [nodes.paragraph("", _("This book has no labs yet."))]
     counts: dict[LabStatus, int] = {}
-    for _, result, _ in table_rows:
+    for _spec, result, _environment in table_rows:
         status = result.status if result else LabStatus.NOT_RUN
         counts[status] = counts.get(status, 0) + 1
-    total = sum(result.seconds for _, result, _ in table_rows if result)
-    pages = len({spec.docname for spec, _, _ in table_rows})
+    total = sum(result.seconds for _spec, result, _env in table_rows if result)
+    pages = len({spec.docname for spec, _result, _env in table_rows})
     summary = ", ".join(
-        f"{counts[status]} {word}" for status, word in SUMMARY_WORDS.items() if status in counts
+        f"{counts[status]} {_(word)}" for status, word in SUMMARY_WORDS.items() if status in counts
     )
-    took = f"; {total:.2f} s in all" if show_time else ""
-    intro = nodes.paragraph("", f"{len(table_rows)} labs on {pages} pages ({summary}){took}.")
+    took = _("; {seconds:.2f} s in all").format(seconds=total) if show_time else ""
+    said = _("{labs} labs on {pages} pages ({summary}){took}.")
+    said = said.format(labs=len(table_rows), pages=pages, summary=summary, took=took)
+    environments = {environment for _spec, _result, environment in table_rows if environment}
+    one_environment = len(environments) == 1
+    if one_environment:  # said once for the whole table, not in every row
+        said += " " + _("Every lab ran in {environment}.").format(environment=environments.pop())
+    intro = nodes.paragraph("", said)
+    labels = [_("Page"), _("Lab"), _("Status"), _("Time")]
+    widths = [28, 44, 16, 12]
+    if not one_environment:
+        labels.append(_("Environment"))
+        widths = [25, 35, 14, 10, 16]
     table = nodes.table(classes=["atlas-labs-table"])
-    group = nodes.tgroup(cols=5)
+    group = nodes.tgroup(cols=len(labels))
     table += group
-    for width in (25, 35, 14, 10, 16):
+    for width in widths:
         group += nodes.colspec(colwidth=width)
     head = nodes.thead()
     header = nodes.row()
-    for label in ("Page", "Lab", "Status", "Time", "Environment"):
+    for label in labels:
         header += _cell(nodes.Text(label))
     head += header
     group += head
     body = nodes.tbody()
+    chapter = None
     for spec, result, environment in table_rows:
+        here = chapter_of.get(spec.docname, spec.docname.split("/")[0])
+        if here != chapter:  # a row that names the chapter, spanning the table
+            chapter = here
+            body += _chapter_row(app, fromdocname, here, titles, len(labels))
         uri = app.builder.get_relative_uri(fromdocname, spec.docname)
         page_title = titles.get(spec.docname, spec.docname)
         status = result.status if result else LabStatus.NOT_RUN
         row = nodes.row(classes=[f"atlas-lab-{status}"])
         row += _cell(nodes.reference("", page_title, internal=True, refuri=uri))
         row += _cell(nodes.reference("", spec.title, internal=True, refuri=f"{uri}#{spec.anchor}"))
-        row += _cell(nodes.Text(STATUS_WORDS[status].split(":")[0]))
+        row += _cell(nodes.Text(_(STATUS_WORDS[status]).split(":")[0]))
         timed = show_time and result and status not in UNTIMED
         seconds = f"{result.seconds:.2f}\u00a0s" if timed else ""
         row += _cell(nodes.Text(seconds))
-        row += _cell(nodes.Text(environment))
+        if not one_environment:
+            row += _cell(nodes.Text(environment))
         body += row
     group += body
     return [intro, *_kinds_table(specs, titles), table]

@@ -29,8 +29,9 @@ from sphinx.builders.latex.nodes import thebibliography
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
 from atlas.latex.config import LatexConfig
+from atlas.ui import N_, _
 
-PREFACE = "Preface"
+PREFACE = N_("Preface")
 
 
 def _raw(tex: str) -> nodes.raw:
@@ -87,7 +88,7 @@ def _hoist_subpages(page: addnodes.start_of_file) -> None:
     for holder, sof in located:
         holder.remove(sof)
     _drop_emptied(main)
-    for _, sof in located:
+    for _at, sof in located:
         main += sof
         _hoist_subpages(sof)
 
@@ -118,7 +119,7 @@ class BookStructure(SphinxPostTransform):
         located = _top_level_files(top)
         if not located:
             return
-        files = {sof["docname"]: sof for _, sof in located}
+        files = {sof["docname"]: sof for _at, sof in located}
         # A translated edition matches the English caption (Sphinx keeps it as "rawcaption")
         # against the settings, and titles its parts with the translated one.
         toctrees = [
@@ -132,7 +133,7 @@ class BookStructure(SphinxPostTransform):
         for holder, sof in located:
             holder.remove(sof)
         _drop_emptied(top)
-        for _, sof in located:
+        for _at, sof in located:
             _hoist_subpages(sof)
 
         self._preface(top)
@@ -187,7 +188,7 @@ class BookStructure(SphinxPostTransform):
         content = [c for c in top.children[start:] if not isinstance(c, nodes.target | nodes.raw)]
         if not content:
             return
-        section = nodes.section("", nodes.title(PREFACE, PREFACE), ids=["atlas-preface"])
+        section = nodes.section("", nodes.title("", _(PREFACE)), ids=["atlas-preface"])
         for child in content:
             top.remove(child)
             section += child

@@ -12,7 +12,8 @@ feature: each hands over its settings and its checks of project files at setup (
   error each (file, line, what, fix; exit 2);
 - ``vanished``: what a removed or renamed page leaves behind: every link to it is an error
   in every build, and its HTML and ``_labs`` file are deleted;
-- ``envstate``: build state kept one way for every feature (a typed ``PageState``).
+- ``envstate``: build state kept one way for every feature (a typed ``PageState``);
+- ``order``: the book's reading order, from its toctrees (the problem index, the labs table).
 """
 
 from __future__ import annotations

@@ -11,7 +11,9 @@ Modules, one job each:
 - ``taught``: the roles of labkit code and the check that a lab's taught imports are shown
   (on its page, an earlier page of its chapter, or another chapter's page, linked);
 - ``runnable``: one Python file per page that runs its labs as doctests (needing only the
-  book's package, not Sphinx);
+  book's package, not Sphinx); ``notebook``: the same labs as a Jupyter notebook;
+- ``tables``: the ``computed-table`` directive (registry figures as a real table);
+- ``titles``: a title several pages share names its chapter in tabs and search;
 - ``state``: what a build remembers per page (the pages with errors, re-read until fixed).
 """
 
@@ -33,31 +35,37 @@ def _add_static(app: Sphinx, config: Config) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.project.registry import add_page_outputs, add_settings
-    from atlas.teach import labcode, problems, runnable, taught
+    from atlas.teach import labcode, notebook, problems, runnable, tables, taught, titles
     from atlas.teach.answers import AnswersAtChapterEnd
     from atlas.teach.config import TeachConfig
     from atlas.teach.state import ShownCollector, TeachCollector, fail_on_wrong_quotes
 
     app.setup_extension("sphinx_design")
     add_settings(app, TeachConfig)
-    add_page_outputs(app, lambda docname: [runnable.file_name(docname)])
+    add_page_outputs(
+        app, lambda docname: [runnable.file_name(docname), notebook.file_name(docname)]
+    )
     app.add_directive("labcode", labcode.LabcodeDirective)
     app.add_role("labcode", labcode.LabcodeRole())
     app.add_node(problems.problem_index_node)
     app.add_directive("problem", problems.ProblemDirective)
     app.add_directive("solution", problems.SolutionDirective)
     app.add_directive("problem-index", problems.ProblemIndexDirective)
+    app.add_directive("computed-table", tables.ComputedTableDirective)
+    app.add_transform(problems.ProblemHeadings)
     app.add_env_collector(problems.ProblemsCollector)
     app.add_post_transform(AnswersAtChapterEnd)
     app.connect("env-check-consistency", problems.check_labels)
     app.connect("env-get-outdated", problems.outdated_indexes)
     app.connect("doctree-resolved", problems.fill_indexes)
     app.add_css_file("atlas-teach.css")
+    app.add_js_file("atlas-print.js")
     app.connect("config-inited", _add_static)
     app.add_env_collector(TeachCollector)
     app.add_env_collector(ShownCollector)
     app.connect("doctree-read", taught.check_page)
     app.connect("env-updated", taught.judge)
+    app.connect("env-updated", titles.qualify_shared_titles)
     app.connect("doctree-resolved", labcode.resolve_links)
     app.connect("doctree-resolved", runnable.add_lab_links, priority=400)  # before atlas.labs
     app.connect("build-finished", labcode.copy_labkit)

@@ -19,6 +19,7 @@ from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
 from atlas.teach.problems import ProblemInfo
+from atlas.ui import _
 
 
 def is_chapter(docname: str) -> bool:
@@ -54,10 +55,10 @@ def _answer(solution: nodes.Element, info: ProblemInfo) -> list[nodes.Node]:
     """The answer as printed at the chapter's end: heading, link back, the worked answer."""
     head = nodes.paragraph(classes=["atlas-answer-title"])
     head += nodes.target("", "", ids=[info.answer_anchor])
-    head += nodes.strong("", f"Problem {info.number}: {info.title}")
+    head += nodes.strong("", _("Problem {number}: ").format(number=info.number) + info.title)
     head += nodes.Text(" ")
     back = nodes.reference("", "", refuri=f"%{info.docname}#{info.anchor}", internal=True)
-    back += nodes.Text("back to the question")
+    back += nodes.Text(_("back to the question"))
     head += nodes.Text("(")
     head += back
     head += nodes.Text(")")
@@ -75,14 +76,14 @@ class AnswersAtChapterEnd(SphinxPostTransform):
         find_solutions(self.document, None, groups)
         for home, found in groups.values():
             section = nodes.section(ids=[nodes.make_id(f"atlas-answers-{home.get('docname', '')}")])
-            section += nodes.title("Answers", "Answers")
+            section += nodes.title("", _("Answers"))
             for holder, solution, info in found:
                 chapter_doc = home.get("docname") or info.docname
                 link = nodes.paragraph(classes=["atlas-answer-link"])
                 ref = nodes.reference(
                     "", "", refuri=f"%{chapter_doc}#{info.answer_anchor}", internal=True
                 )
-                ref += nodes.Text("Answer at the end of the chapter")
+                ref += nodes.Text(_("Answer at the end of the chapter"))
                 link += ref
                 holder.replace(solution, link)
                 section.extend(_answer(solution, info))

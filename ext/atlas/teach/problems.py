@@ -15,17 +15,20 @@ topic: the book's interview-question bank.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
+from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from atlas.project.envstate import PageState, StateCollector, state_of
+from atlas.project.order import book_order
+from atlas.ui import _
 
 logger = logging.getLogger(__name__)
 LABEL = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -111,13 +114,7 @@ class ProblemDirective(SphinxDirective):
         box = nodes.admonition(classes=["atlas-problem", "hint"])
         box["atlas_problem"] = info
         heading, messages = self.state.inline_text(title, self.lineno)
-        box += nodes.title(
-            title,
-            "",
-            nodes.Text(f"Problem {number}: "),
-            *heading,
-            nodes.inline("", f" ({topic})", classes=["atlas-problem-topic"]),
-        )
+        box += nodes.title(title, "", *heading)  # the catalog's unit; ProblemHeadings numbers it
         box += messages
         self.env.temp_data[CURRENT] = {"info": info, "solutions": 0}
         try:
@@ -209,6 +206,29 @@ class ProblemIndexDirective(SphinxDirective):
         return [node]
 
 
+class ProblemHeadings(SphinxTransform):
+    """Number and topic around each problem's title, once the page is translated.
+
+    The title alone is the catalog's unit: Sphinx's ``Locale`` transform (priority 20) replaces
+    a unit's whole content, so a number put in the title by the directive was lost in the
+    Chinese edition. This runs after it and, in a translation, makes the problem remember its
+    title as the page shows it (the problem index and the PDF's answers use it)."""
+
+    default_priority = 25
+
+    def apply(self, **kwargs: Any) -> None:
+        translated = str(self.config.language or "en") != "en"
+        for box in self.document.findall(nodes.admonition):
+            info = box.get("atlas_problem")
+            if info is None or not box.children or not isinstance(box[0], nodes.title):
+                continue
+            title = box[0]
+            if translated:
+                box["atlas_problem"] = replace(info, title=title.astext())
+            title.insert(0, nodes.Text(_("Problem {number}: ").format(number=info.number)))
+            title += nodes.inline("", f" ({info.topic})", classes=["atlas-problem-topic"])
+
+
 class ProblemsCollector(StateCollector):
     """Each page's problems, merged across parallel readers."""
 
@@ -253,32 +273,12 @@ def outdated_indexes(
 
 
 # -- the index ----------------------------------------------------------------------------------
-def book_order(env: BuildEnvironment, root: str) -> tuple[list[str], dict[str, str]]:
-    """Pages in reading order and, for each, its chapter (the page the root's toctree lists)."""
-    order: list[str] = []
-    chapter_of: dict[str, str] = {}
-    includes = env.toctree_includes
-
-    def walk(docname: str, chapter: str) -> None:
-        if docname in chapter_of:
-            return
-        chapter_of[docname] = chapter
-        order.append(docname)
-        for child in includes.get(docname, []):
-            walk(child, chapter)
-
-    chapter_of[root] = root
-    for child in includes.get(root, []):
-        walk(child, child)
-    return order, chapter_of
-
-
 def build_index(app: Sphinx, fromdocname: str) -> list[nodes.Node]:
     """One rubric per chapter; under it one line per topic with its problems, linked."""
     env = app.env
     problems = problems_state(env).problems
     if not problems:
-        return [nodes.paragraph("", "This book has no problems yet.")]
+        return [nodes.paragraph("", _("This book has no problems yet."))]
     order, chapter_of = book_order(env, app.config.root_doc)
     rank = {docname: i for i, docname in enumerate(order)}
     pages = sorted(problems, key=lambda d: (rank.get(d, len(rank)), d))
@@ -287,9 +287,7 @@ def build_index(app: Sphinx, fromdocname: str) -> list[nodes.Node]:
         chapter = chapter_of.get(docname, docname.split("/")[0] + "/index")
         chapters.setdefault(chapter, []).extend(problems[docname])
     total = sum(len(found) for found in problems.values())
-    out: list[nodes.Node] = [
-        nodes.paragraph("", f"{_count(total, 'problem')} in {_count(len(chapters), 'chapter')}.")
-    ]
+    out: list[nodes.Node] = [nodes.paragraph("", _count(total, len(chapters)))]
     for chapter, found in chapters.items():
         title = env.titles[chapter].astext() if chapter in env.titles else chapter
         rubric = nodes.rubric("", "", classes=["atlas-problem-chapter"])
@@ -320,8 +318,11 @@ def build_index(app: Sphinx, fromdocname: str) -> list[nodes.Node]:
     return out
 
 
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
+def _count(problems: int, chapters: int) -> str:
+    """``114 problems in 16 chapters.``, in the edition's language (one sentence per number)."""
+    said = _("{n} problem") if problems == 1 else _("{n} problems")
+    where = _("in {n} chapter.") if chapters == 1 else _("in {n} chapters.")
+    return said.format(n=problems) + " " + where.format(n=chapters)
 
 
 def fill_indexes(app: Sphinx, doctree: nodes.document, docname: str) -> None:

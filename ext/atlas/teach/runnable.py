@@ -18,6 +18,9 @@ from docutils import nodes
 
 from atlas.labs.imports import LABKIT, closure, lab_modules
 from atlas.labs.model import LabSpec
+from atlas.teach.notebook import file_name as notebook_file
+from atlas.teach.notebook import write as write_notebook
+from atlas.ui import _
 
 OUTPUT_FOLDER = "_labs"
 ALLOW_SKIPS = "ATLAS_LABS_ALLOW_SKIPS"  # the environment variable that accepts skipped labs
@@ -230,11 +233,19 @@ def add_lab_links(app: Any, doctree: nodes.document, docname: str) -> None:
         spec: LabSpec = node["spec"]
         para = nodes.paragraph(classes=["atlas-lab-links"])
         name = file_name(spec.docname)
-        para += nodes.Text("Run at home: ")
+        para += nodes.Text(_("Run at home: "))
         para += nodes.reference("", name.rsplit("/", 1)[-1], refuri=relative_uri(page, name))
+        notebook = notebook_file(spec.docname)
+        para += nodes.Text(" \u00b7 ")
+        para += nodes.raw(  # a download: browsers would show a notebook's JSON as text
+            "",
+            f'<a class="reference external atlas-notebook" href="{relative_uri(page, notebook)}"'
+            f" download>{notebook.rsplit('/', 1)[-1]}</a>",
+            format="html",
+        )
         checks = check_files(spec, root)
         if checks:
-            para += nodes.Text(" \u00b7 checks: ")
+            para += nodes.Text(_(" \u00b7 checks: "))
             for i, path in enumerate(checks):
                 if i:
                     para += nodes.Text(", ")
@@ -244,8 +255,8 @@ def add_lab_links(app: Any, doctree: nodes.document, docname: str) -> None:
             (name, home) for (lab, name), home in links.items() if lab == spec.title
         )
         if shown_elsewhere:
-            para += nodes.Text(" \u00b7 shown on: ")
-            for i, (name, (other, _)) in enumerate(shown_elsewhere):
+            para += nodes.Text(_(" \u00b7 shown on: "))
+            for i, (name, (other, _line)) in enumerate(shown_elsewhere):
                 if i:
                     para += nodes.Text(", ")
                 uri = app.builder.get_relative_uri(docname, other)
@@ -270,8 +281,11 @@ def write_files(app: Any, exception: BaseException | None) -> None:
     shown_on = {
         docname: {
             name: f"{os.path.relpath(env.doc2path(other), app.confdir)}, line {line}"
-            for (_, name), (other, line) in links.items()
+            for (_page, name), (other, line) in links.items()
         }
         for docname, links in shown_state(env).links.items()
     }
     write_all(Path(app.outdir), specs, titles, paths, labkit_root(app), shown_on)
+    for docname in sorted(specs):
+        write_notebook(Path(app.outdir), docname, titles.get(docname, docname), paths[docname],
+                       specs[docname])  # fmt: skip

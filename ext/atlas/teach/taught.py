@@ -321,7 +321,7 @@ def judge(app: Sphinx, env: BuildEnvironment) -> list[str]:
     where the lab may borrow it from (:func:`home_of`), at the line of the lab's import; for the
     others, the link from the lab's box to the page that shows the code. Returns the pages whose
     links changed, so that they are written again."""
-    from atlas.teach.problems import book_order
+    from atlas.project.order import book_order
 
     state = shown_state(env)
     order, _ = book_order(env, app.config.root_doc)

@@ -68,22 +68,6 @@ def frontier_rows() -> list[dict]:
     return rows
 
 
-def frontier_table() -> str:
-    head = (
-        f"{'model':<19}{'attention':<38}{'MLP / MoE':<18}{'ctx':>4}{'total':>8}"
-        f"{'active':>8}{'KV/tok':>8}{'@32k':>7}{'@128k':>7}"
-    )
-    units = f"{'':<19}{'':<38}{'':<18}{'k':>4}{'B':>8}{'B':>8}{'KiB':>8}{'GiB':>7}{'GiB':>7}"
-    lines = [head, units]
-    for r in frontier_rows():
-        lines.append(
-            f"{r['model']:<19}{r['attention']:<38}{r['mlp']:<18}{r['context_k']:>4}"
-            f"{r['total_b']:>8.1f}{r['active_b']:>8.1f}{r['kv_kib']:>8.1f}"
-            f"{r['kv32k_gib']:>7.2f}{r['kv128k_gib']:>7.2f}"
-        )
-    return "\n".join(lines)
-
-
 SLIME_SCRIPTS = {
     "llama-3.1-8b": "scripts/models/llama3.1-8B-Instruct.sh",
     "qwen3-0.6b": "scripts/models/qwen3-0.6B.sh",
