@@ -105,7 +105,9 @@ def megatron_schedule(p: int, m: int, v: int, stage: int) -> list[Op]:
     warm-up forwards, one forward and one backward per steady iteration, and the drain."""
     counts, table = _megatron_schedule_functions()
     group = SimpleNamespace(size=lambda: p, rank=lambda: stage)
-    comm = SimpleNamespace(pp_group=group, virtual_pipeline_model_parallel_size=v if v > 1 else None)
+    comm = SimpleNamespace(
+        pp_group=group, virtual_pipeline_model_parallel_size=v if v > 1 else None
+    )
     total, _, warm, _ = counts(m, v, p, p2p_communicator=comm)
     order = table(m, v, p) if v > 1 else [(i, 0) for i in range(m)]
     fwd = [Op("F", mb, c) for mb, c in order]
