@@ -213,4 +213,13 @@ MUTATIONS: list[Mutation] = [
         ("parallelism/problems", "parallelism/index"),
         "the K and V projections are counted as wide as the queries (GQA ignored)",
     ),
+    Mutation(
+        "interleaved-warmup-half",
+        "parallelism",
+        "parallel/pipeline.py",
+        "warm = min(2 * (p - s - 1) + (v - 1) * p, total)",
+        "warm = min((p - s - 1) + (v - 1) * p, total)",
+        ("parallelism/pipeline",),
+        "interleaved warm-up of p - s - 1 instead of Megatron's 2 (p - s - 1) (schedule lists no longer match get_pp_rank_microbatches)",
+    ),
 ]

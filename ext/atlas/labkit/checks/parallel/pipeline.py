@@ -5,14 +5,17 @@ The chapter's checks: the checks its labs run, not what its pages teach.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from types import SimpleNamespace
+from typing import Any, Optional
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from atlas.labkit.checks.parallel.common import DTYPE
-from atlas.labkit.parallel.pipeline import run_pipeline, schedule, stage_forward
+from atlas.labkit.parallel.pipeline import Op, run_pipeline, schedule, stage_forward
+from atlas.labkit.pinned import definitions
 
 ROLE = "check"
 
@@ -78,3 +81,48 @@ def pipeline_matches_sequential(
         "peak_activations": peak / v,
         "stages": mine,
     }
+
+
+@functools.cache
+def _megatron_schedule_functions() -> tuple[Any, Any]:
+    """``get_pp_rank_microbatches`` and ``get_schedule_table`` of Megatron-LM's
+    ``schedules.py`` at the pin, run alone (the pipeline group is passed in as a stand-in
+    ``p2p_communicator``, so ``parallel_state`` is never reached)."""
+    scope = definitions(
+        "megatron",
+        "megatron/core/pipeline_parallel/schedules.py",
+        ("get_pp_rank_microbatches", "get_schedule_table"),
+        {"Optional": Optional, "P2PCommunicator": object, "parallel_state": None},
+    )
+    return scope["get_pp_rank_microbatches"], scope["get_schedule_table"]
+
+
+def megatron_schedule(p: int, m: int, v: int, stage: int) -> list[Op]:
+    """The operation order of ``stage`` as Megatron-LM's schedules derive it: the warm-up count
+    from ``get_pp_rank_microbatches``; for the interleaved schedule the (microbatch, chunk)
+    order from ``get_schedule_table`` with microbatch groups of ``p`` (the default), the
+    backward visiting the chunks in reverse (``get_model_chunk_id(k, forward=False)``); then
+    warm-up forwards, one forward and one backward per steady iteration, and the drain."""
+    counts, table = _megatron_schedule_functions()
+    group = SimpleNamespace(size=lambda: p, rank=lambda: stage)
+    comm = SimpleNamespace(
+        pp_group=group, virtual_pipeline_model_parallel_size=v if v > 1 else None
+    )
+    total, _, warm, _ = counts(m, v, p, p2p_communicator=comm)
+    order = table(m, v, p) if v > 1 else [(i, 0) for i in range(m)]
+    fwd = [Op("F", mb, c) for mb, c in order]
+    bwd = [Op("B", mb, v - 1 - c) for mb, c in order]
+    ops = fwd[:warm]
+    for i in range(total - warm):
+        ops += [fwd[warm + i], bwd[i]]
+    return ops + bwd[total - warm :]
+
+
+def schedules_match_megatron(cases: list[tuple[int, int, int]]) -> bool:
+    """Whether :func:`schedule` gives every stage of every ``(p, m, v)`` the order that
+    Megatron-LM's own functions at the pin give (``1f1b`` for ``v = 1``)."""
+    return all(
+        schedule("1f1b" if v == 1 else "interleaved", p, m, v)[s] == megatron_schedule(p, m, v, s)
+        for p, m, v in cases
+        for s in range(p)
+    )
