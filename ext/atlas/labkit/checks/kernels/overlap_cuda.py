@@ -58,7 +58,7 @@ def copy_gemm_pipeline(chunks: int = 8, rows: int = 8192, k: int = 8192, n: int 
                 ev = torch.cuda.Event()
                 ev.record(side)
                 done.append(ev)
-        for p, ev in zip(parts, done):
+        for p, ev in zip(parts, done, strict=True):
             main.wait_event(ev)
             torch.mm(dst[p], w, out=out[p])
 
