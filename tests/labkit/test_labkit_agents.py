@@ -206,7 +206,7 @@ def test_cached_tokens_match_serving_caches():
     for block in (1, 8, 16):
         assert measured_cached_tokens(s, block) == sessions.cached_tokens(s, block)
     assert sum(measured_cached_tokens(s, 16, stamp_every_step=True)) == 0
-    assert sessions.prefill_with_cache(s) == s.prefix + sum(s.new)
+    assert sessions.prefill_with_cache(s) == s.prefix + sum(s.new) + len(s.new) - 1
 
 
 def test_slot_utilization_against_simulation():
@@ -219,3 +219,17 @@ def test_slot_utilization_against_simulation():
 def test_registry_helpers_are_unaffected():
     # the harness builds its tools through the taught registry
     assert isinstance(repo_tools({}), ToolRegistry)
+
+
+def test_cached_tokens_match_nano_vllm_block_manager():
+    """The closed form against nano-vllm's own scheduler and block manager at the pin."""
+    import pytest
+    from atlas.labkit.checks.agents.serving import nano_vllm_cached_tokens
+    from atlas.labkit.pinned import UpstreamUnavailable
+
+    s = coding_session(12, seed=5, prefix=500)
+    try:
+        _, hits = nano_vllm_cached_tokens(s, 16)
+    except UpstreamUnavailable as exc:
+        pytest.skip(str(exc))
+    assert hits == sessions.cached_tokens(s, 16)

@@ -8,8 +8,9 @@ and ``o_t`` output tokens at step ``t``, the prompt of step ``t`` is
     P_t = S + sum_{i<t} (n_i + o_i) + n_t,
 
 so an engine without prefix caching prefills ``sum_t P_t`` tokens, quadratic in the number of
-steps, while one that keeps the previous step's cache prefills only ``S + sum_t n_t``: the
-output tokens already have their cache from decoding. A block-granular cache (blocks of ``B``
+steps, while one that keeps the previous step's cache prefills only ``S + sum_t n_t`` and one
+token per later step: the output tokens already have their cache from decoding, except the
+last one sampled, which was never run through the model. A block-granular cache (blocks of ``B``
 tokens, never the block of the last prompt token) reuses a little less: :func:`cached_tokens`.
 
 While a tool runs the session holds no GPU slot; :func:`slot_utilization` says how many
@@ -45,16 +46,23 @@ def prefill_without_cache(s: Session) -> int:
 
 
 def prefill_with_cache(s: Session) -> int:
-    """Prefilled tokens when each step reuses all of the previous step's cache."""
-    return s.prefix + sum(s.new)
+    """Prefilled tokens when each step reuses all of the previous step's cache: the prefix,
+    every new input, and at each later step the previous step's last sampled token, whose KV
+    was never computed."""
+    return s.prefix + sum(s.new) + len(s.new) - 1
 
 
 def cached_tokens(s: Session, block: int) -> list[int]:
     """Tokens each step finds in a block-granular prefix cache that kept the previous step's
-    full blocks (its prompt and its output), without eviction."""
+    full blocks (its prompt and its output), without eviction.
+
+    The last token a step samples is never fed back through the model, so its KV is never
+    computed: step ``t - 1`` leaves ``P_{t-1} + o_{t-1} - 1`` tokens of cache, and the next
+    step recomputes that one token (nano-vllm's ``hash_blocks`` hashes only blocks whose
+    tokens were run)."""
     hits = [0]
     for t in range(1, len(s.new)):
-        written = s.prompt(t - 1) + s.out[t - 1]  # tokens whose cache step t-1 computed
+        written = s.prompt(t - 1) + s.out[t - 1] - 1  # tokens whose cache step t-1 computed
         usable = (s.prompt(t) - 1) // block  # the last prompt token is always computed
         hits.append(min(written // block, usable) * block)
     return hits
