@@ -43,17 +43,28 @@ class ModelDrafter:
 
 class PromptLookupDrafter:
     """No model at all: find the latest earlier occurrence of the sequence's last ``n`` tokens
-    (longest ``n`` first) and propose the tokens that followed it."""
+    (longest ``n`` first) and propose the tokens that followed it.
 
-    def __init__(self, max_ngram: int = 3, min_ngram: int = 1):
+    ``history`` holds earlier requests' full texts (prompt and output). When it is given, a
+    suffix that the current sequence does not contain is also looked up there, newest request
+    first: the cross-request cache of suffix decoding, searched by a scan instead of a suffix
+    tree (the same matches, found in linear rather than suffix-length time)."""
+
+    def __init__(
+        self, max_ngram: int = 3, min_ngram: int = 1, history: list[list[int]] | None = None
+    ):
         self.max_ngram, self.min_ngram = max_ngram, min_ngram
+        self.history = list(history or [])
 
     def propose(self, seq: list[int], k: int) -> list[int]:
         for n in range(min(self.max_ngram, len(seq) - 1), self.min_ngram - 1, -1):
             suffix = seq[-n:]
-            for start in range(len(seq) - n - 1, -1, -1):
-                if seq[start : start + n] == suffix:
-                    return seq[start + n : start + n + k]
+            # The current sequence first (its match must leave a token after it), then the
+            # earlier requests, newest first.
+            for text, end in [(seq, len(seq) - 1)] + [(t, len(t)) for t in reversed(self.history)]:
+                for start in range(end - n, -1, -1):
+                    if text[start : start + n] == suffix:
+                        return text[start + n : start + n + k]
         return []
 
     def rollback(self, valid: int) -> None:

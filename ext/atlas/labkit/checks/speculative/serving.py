@@ -102,3 +102,30 @@ def megatron_rewind_agrees(
             )
             bad += not same
     return {"cases": cases, "blocks_released": released_total, "disagreements": bad}
+
+
+def timed_verify_ratio(
+    batch: int, gamma: int, d_in: int = 4096, d_out: int = 14336, iters: int = 50
+) -> float:
+    """Measured time of one weight matrix applied to ``batch * (gamma + 1)`` tokens (a
+    verification pass) over its time for ``batch`` tokens (a plain decode step), on the GPU,
+    timed with CUDA events. The default shape is Llama 3.1 8B's MLP up-projection, so the
+    ratio is what the roofline of ``serving.md`` predicts for the step's largest matmuls: about
+    one while the weight's bytes dominate, about ``gamma + 1`` once the FLOPs do. A measured
+    reference, independent of the roofline it is compared with."""
+    w = torch.randn(d_out, d_in, device="cuda", dtype=torch.bfloat16)
+
+    def seconds(tokens: int) -> float:
+        x = torch.randn(tokens, d_in, device="cuda", dtype=torch.bfloat16)
+        for _ in range(5):
+            torch.nn.functional.linear(x, w)
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(iters):
+            torch.nn.functional.linear(x, w)
+        end.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(end) / iters
+
+    return seconds(batch * (gamma + 1)) / seconds(batch)
