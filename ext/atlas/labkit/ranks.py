@@ -198,7 +198,21 @@ def _rank_main(
     except BaseException:  # noqa: BLE001 - the parent will report the missing result
         code = 2
     finally:
+        _stop_own_git()
         os._exit(code)
+
+
+def _stop_own_git() -> None:
+    """Stop the ``cat-file`` processes this rank started (a rank that read pinned code has
+    its own, :mod:`atlas.git.store` being fork-aware). ``os._exit`` runs no cleanup, so they
+    would outlive the rank for a moment, and the lab sandbox counts a process a lab leaves
+    behind as its failure (``moe/deepep``'s rank labs failed so, now and then)."""
+    try:
+        from atlas.git.store import close_all
+
+        close_all()
+    except Exception:  # noqa: BLE001 - exiting anyway; the sandbox would report a leftover
+        pass
 
 
 def _loopback() -> str:
