@@ -6,9 +6,12 @@ reference code.
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from atlas.labkit.normalization.stacks import HyperConnection, sinkhorn
+from atlas.labkit.pinned import definitions
 
 ROLE = "check"
 
@@ -43,3 +46,27 @@ def mixing_products(depth: int = 60, n: int = 4, seed: int = 0) -> dict:
         "constrained": torch.linalg.matrix_norm(ds, ord=2).item(),
         "stochastic_error": worst_row,
     }
+
+
+@functools.cache
+def megatron_sinkhorn() -> type:
+    """Megatron's ``SinkhornKnopp`` autograd function at the pin (``hyper_connection.py``), run
+    from the pinned source: the projection mHC applies to the stream-mixing logits, written
+    independently of ours (it shifts each row by its maximum before the exponential and clamps
+    the sums)."""
+    scope = definitions(
+        "megatron",
+        "megatron/core/transformer/hyper_connection.py",
+        ("SinkhornKnopp",),
+        {"torch": torch, "Tensor": torch.Tensor, "Tuple": tuple},
+    )
+    return scope["SinkhornKnopp"]
+
+
+def sinkhorn_matches_megatron(n: int = 4, iters: int = 20, seed: int = 0) -> bool:
+    """Our ``sinkhorn`` against Megatron's ``SinkhornKnopp.apply`` on the same random logits
+    (a batch of 3 x 2 matrices of size ``n``, the [s, b, n, n] layout Megatron uses)."""
+    torch.manual_seed(seed)
+    logits = 2.0 * torch.randn(3, 2, n, n)
+    theirs = megatron_sinkhorn().apply(logits, iters)
+    return torch.allclose(sinkhorn(logits, iters), theirs, atol=1e-5)
