@@ -8,12 +8,11 @@ import shutil
 from io import StringIO
 from pathlib import Path
 
+from atlas.i18n.ui_catalogs import catalog_path
 from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po, write_po
 from sphinx.testing.util import SphinxTestApp
-
-from atlas.i18n.ui_catalogs import catalog_path
 
 EXT = Path(__file__).resolve().parents[2] / "ext" / "atlas"
 
