@@ -52,7 +52,7 @@ def measure(html: Path, width: int, unwrap: bool) -> tuple[int, int]:
 
 
 def main() -> None:
-    html = Path(sys.argv[1] if len(sys.argv) > 1 else "_build/html")
+    html = Path(sys.argv[1] if len(sys.argv) > 1 else "_build/html").resolve()
     result = {}
     for width in (1280, 390):
         blocks, wrapped = measure(html, width, unwrap=False)

@@ -24,7 +24,7 @@ from atlas.labs.model import (
 )
 from atlas.labs.render import STATUS_WORDS, status_line
 from atlas.labs.runner import Job
-from atlas.labs.table import SUMMARY_WORDS, rows
+from atlas.labs.table import SUMMARY_WORDS, in_reading_order, rows
 
 
 def spec(docname: str, index: int, title: str = "", examples: int = 2) -> LabSpec:
@@ -164,6 +164,12 @@ def test_table_rows_follow_the_reading_order_with_unknown_pages_last() -> None:
     specs = {"agents/x": [spec("agents/x", 0)], "hpc/y": [spec("hpc/y", 0)], "z": [spec("z", 0)]}
     rank = {"hpc/y": 0, "agents/x": 1}  # the toctree reads HPC first; "z" is in no toctree
     assert [s.docname for s, _r, _e in rows(specs, {}, rank)] == ["hpc/y", "agents/x", "z"]
+
+
+def test_the_kinds_table_lists_chapters_in_reading_order() -> None:
+    counts = {"agents": {"check": 1}, "hpc": {"check": 2}, "zzz": {"check": 3}}
+    rank = {"hpc/index": 0, "hpc/roofline": 1, "agents/index": 2}
+    assert list(in_reading_order(counts, rank)) == ["hpc", "agents", "zzz"]
 
 
 def test_problem_text_and_line_point_at_the_failing_example() -> None:

@@ -78,10 +78,25 @@ def kinds_by_chapter(specs: dict[str, list[LabSpec]]) -> dict[str, dict[str, int
     return counts
 
 
-def _kinds_table(specs: dict[str, list[LabSpec]], titles: dict[str, str]) -> list[nodes.Node]:
+def in_reading_order(
+    by_chapter: dict[str, dict[str, int]], rank: Mapping[str, int]
+) -> dict[str, dict[str, int]]:
+    """The chapters as the reader meets them: by the rank of their first page in the reading
+    order; chapters the order does not know last, by name."""
+    first: dict[str, int] = {}
+    for docname, place in rank.items():
+        chapter = docname.split("/")[0]
+        first[chapter] = min(first.get(chapter, place), place)
+    ordered = sorted(by_chapter.items(), key=lambda item: (first.get(item[0], len(rank)), item[0]))
+    return dict(ordered)
+
+
+def _kinds_table(
+    specs: dict[str, list[LabSpec]], titles: dict[str, str], rank: Mapping[str, int]
+) -> list[nodes.Node]:
     """The count of each kind per chapter: checks compare with something independent, models
     show our own numbers (atlas.labs.kinds)."""
-    counts = kinds_by_chapter(specs)
+    counts = in_reading_order(kinds_by_chapter(specs), rank)
     totals = {kind: sum(per[kind] for per in counts.values()) for kind in KINDS}
     checks, models = totals["check"], totals["model"]
     checks_said = (
@@ -153,7 +168,8 @@ def build_table(
 ) -> list[nodes.Node]:
     """The summary paragraph and the table, with links relative to ``fromdocname``."""
     order, chapter_of = book_order(app.env, app.config.root_doc)
-    table_rows = rows(specs, results, {docname: i for i, docname in enumerate(order)})
+    reading_rank = {docname: i for i, docname in enumerate(order)}
+    table_rows = rows(specs, results, reading_rank)
     if not table_rows:
         return [nodes.paragraph("", _("This book has no labs yet."))]
     counts: dict[LabStatus, int] = {}
@@ -210,4 +226,4 @@ def build_table(
             row += _cell(nodes.Text(environment))
         body += row
     group += body
-    return [intro, *_kinds_table(specs, titles), table]
+    return [intro, *_kinds_table(specs, titles, reading_rank), table]
