@@ -189,6 +189,7 @@ def _rank_main(
         text = "".join(traceback.format_exception(exc))
         payload, outcome = pickle.dumps(text), _RAISED
         code = 1
+    _stop_own_git()  # before the result: once it has it, the parent kills the ranks
     try:
         _write_all(
             write_fd, _HEADER.pack(outcome, failed_at or time.monotonic(), len(payload)) + payload
@@ -198,15 +199,16 @@ def _rank_main(
     except BaseException:  # noqa: BLE001 - the parent will report the missing result
         code = 2
     finally:
-        _stop_own_git()
         os._exit(code)
 
 
 def _stop_own_git() -> None:
     """Stop the ``cat-file`` processes this rank started (a rank that read pinned code has
-    its own, :mod:`atlas.git.store` being fork-aware). ``os._exit`` runs no cleanup, so they
-    would outlive the rank for a moment, and the lab sandbox counts a process a lab leaves
-    behind as its failure (``moe/deepep``'s rank labs failed so, now and then)."""
+    its own, :mod:`atlas.git.store` being fork-aware), before it sends its result: the parent
+    kills every rank once it has the results, and ``os._exit`` runs no cleanup either, so they
+    would outlive the rank, and the lab sandbox counts a process a lab leaves behind as its
+    failure (``moe/deepep``'s and ``post-training/weight-sync``'s rank labs failed so, now and
+    then)."""
     try:
         from atlas.git.store import close_all
 
