@@ -96,7 +96,9 @@ class ComputedTableDirective(SphinxDirective):
         root = labkit_root(self.env)
         for path in closure([module_name], root):
             self.env.note_dependency(str(path))
-        table = nodes.table(classes=["atlas-computed-table"])
+        # longtable: in the PDF a table taller than the page breaks across pages, its header
+        # repeated, instead of running into the footer
+        table = nodes.table(classes=["atlas-computed-table", "longtable"])
         caption = self.options.get("caption")
         if caption:
             title = nodes.title(caption, caption)
