@@ -5,18 +5,12 @@ lines back unchanged (issue 44)."""
 from __future__ import annotations
 
 import shutil
-from io import StringIO
 from pathlib import Path
 
 import pytest
 from atlas.assets.codelines import wrap_code_lines
-from sphinx.testing.util import SphinxTestApp
+from tinybook import build_book, launch
 
-CONF = (
-    "import os, runpy\n"
-    "globals().update({k: v for k, v in runpy.run_path(os.environ['ATLAS_BOOK_CONF']).items()"
-    " if k[:2] != '__'})\n"
-)
 LONG = "total = " + " + ".join(f"weight_{i} * activation_{i}" for i in range(12))
 PAGE = f"""# Code
 
@@ -53,24 +47,13 @@ def test_a_long_line_wraps_without_sideways_scroll_and_numbers_stay(tmp_path: Pa
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
-    src = tmp_path / "book"
-    src.mkdir()
-    (src / "conf.py").write_text(CONF, encoding="utf-8")
-    (src / "index.md").write_text(PAGE, encoding="utf-8")
-    app = SphinxTestApp("html", srcdir=src, status=StringIO(), warning=StringIO())
-    try:
-        app.build()
-    finally:
-        app.cleanup()
+    html, _ = build_book(tmp_path / "book", {"index.md": PAGE})
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=shutil.which("chromium"),
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
+        browser = launch(pw)
         try:
             context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
             page = context.new_page()
-            page.goto((src / "_build" / "html" / "index.html").as_uri())
+            page.goto((html / "index.html").as_uri())
             found = page.evaluate(
                 "(() => { const pre = document.querySelector('div.highlight pre');"
                 " const lines = [...pre.querySelectorAll(':scope > .atlas-codeline')];"

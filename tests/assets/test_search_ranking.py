@@ -4,19 +4,13 @@
 from __future__ import annotations
 
 import shutil
-from io import StringIO
 from pathlib import Path
 
 import pytest
-from sphinx.testing.util import SphinxTestApp
+from tinybook import build_book, launch
 
 pytestmark = pytest.mark.browser
 
-CONF = (
-    "import os, runpy\n"
-    "globals().update({k: v for k, v in runpy.run_path(os.environ['ATLAS_BOOK_CONF']).items()"
-    " if k[:2] != '__'})\n"
-)
 BODY = "Paged attention keeps the KV cache in blocks; paged attention needs a block table.\n"
 PAGES = {
     "index.md": "# Book\n\n```{toctree}\nkernels\ndecode\npaged\nrouting\n```\n",
@@ -34,10 +28,7 @@ def ranked(html: Path, queries: list[str]) -> dict[str, list[str]]:
 
     found: dict[str, list[str]] = {}
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=shutil.which("chromium"),
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
+        browser = launch(pw)
         try:
             page = browser.new_context(offline=True).new_page()
             for query in queries:
@@ -61,15 +52,7 @@ def ranked(html: Path, queries: list[str]) -> dict[str, list[str]]:
 def test_the_page_titled_by_the_query_ranks_first(tmp_path: Path) -> None:
     if shutil.which("chromium") is None:
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    src = tmp_path / "book"
-    for name, text in {**PAGES, "conf.py": CONF}.items():
-        (src / name).parent.mkdir(parents=True, exist_ok=True)
-        (src / name).write_text(text, encoding="utf-8")
-    app = SphinxTestApp("html", srcdir=src, status=StringIO(), warning=StringIO())
-    try:
-        app.build()
-    finally:
-        app.cleanup()
-    found = ranked(src / "_build" / "html", list(QUERIES))
+    html, _ = build_book(tmp_path / "book", PAGES)
+    found = ranked(html, list(QUERIES))
     for query, first in QUERIES.items():
         assert found[query] and found[query][0] == first, (query, found[query])

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from i18n_books import Built, build_both, copy_book
+from tinybook import launch
 
 QUERIES = {"注意力": "attention", "流水线并行": "pipeline", "KV cache": "kv-cache"}
 
@@ -17,10 +18,7 @@ def search(html: Path, queries: list[str]) -> dict[str, list[str]]:
 
     found: dict[str, list[str]] = {}
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=shutil.which("chromium"),
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
+        browser = launch(pw)
         try:
             page = browser.new_context(offline=True).new_page()
             for query in queries:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from sphinx.testing.util import SphinxTestApp
+from tinybook import launch
 
 pytestmark = pytest.mark.browser
 
@@ -30,10 +31,7 @@ def problems_page(tmp_path_factory, rootdir: Path) -> Path:
 
 
 def open_page(pw, page_file: Path):
-    browser = pw.chromium.launch(
-        executable_path=shutil.which("chromium"),
-        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    )
+    browser = launch(pw)
     page = browser.new_context(offline=True).new_page()
     page.goto(page_file.as_uri())
     return browser, page

@@ -4,16 +4,10 @@ function or format is one error at the directive's line (issue 44)."""
 from __future__ import annotations
 
 import re
-from io import StringIO
 from pathlib import Path
 
-from sphinx.testing.util import SphinxTestApp
+from tinybook import build_book
 
-CONF = (
-    "import os, runpy\n"
-    "globals().update({k: v for k, v in runpy.run_path(os.environ['ATLAS_BOOK_CONF']).items()"
-    " if k[:2] != '__'})\n"
-)
 TABLE = """# Frontier
 
 ```{computed-table} checks/models/index.py::frontier_rows
@@ -37,19 +31,9 @@ model | Model
 
 
 def build(tmp_path: Path, pages: dict[str, str]) -> tuple[Path, str]:
-    src = tmp_path / "book"
-    toc = "".join(f"{name.removesuffix('.md')}\n" for name in pages)
-    files = {"conf.py": CONF, "index.md": f"# Book\n\n```{{toctree}}\n{toc}```\n", **pages}
-    src.mkdir(parents=True)
-    for name, text in files.items():
-        (src / name).write_text(text, encoding="utf-8")
-    warnings = StringIO()
-    app = SphinxTestApp("html", srcdir=src, status=StringIO(), warning=warnings)
-    try:
-        app.build()
-    finally:
-        app.cleanup()
-    return src / "_build" / "html", warnings.getvalue()
+    toc = "".join(name.removesuffix(".md") + "\n" for name in pages)
+    index = "# Book\n\n```{toctree}\n" + toc + "```\n"
+    return build_book(tmp_path / "book", {"index.md": index, **pages})
 
 
 def cells(row_html: str) -> list[str]:

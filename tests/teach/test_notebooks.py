@@ -4,19 +4,13 @@ and the notebook runs: executed with nbclient, every cell prints what the page e
 from __future__ import annotations
 
 import re
-from io import StringIO
 from pathlib import Path
 
 import nbformat
 import pytest
-from sphinx.testing.util import SphinxTestApp
+from tinybook import build_book
 
-CONF = (
-    "import os, runpy\n"
-    "globals().update({k: v for k, v in runpy.run_path(os.environ['ATLAS_BOOK_CONF']).items()"
-    " if k[:2] != '__'})\n"
-    "atlas_labs_mode = 'off'\n"
-)
+CONF_EXTRA = "atlas_labs_mode = 'off'\n"
 INDEX = "# Book\n\n```{toctree}\nch/sums\n```\n"
 PAGE = """# Sums
 
@@ -32,16 +26,9 @@ x is 4
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
-    src = tmp_path_factory.mktemp("nb") / "book"
-    for name, text in {"conf.py": CONF, "index.md": INDEX, "ch/sums.md": PAGE}.items():
-        (src / name).parent.mkdir(parents=True, exist_ok=True)
-        (src / name).write_text(text, encoding="utf-8")
-    app = SphinxTestApp("html", srcdir=src, status=StringIO(), warning=StringIO())
-    try:
-        app.build()
-    finally:
-        app.cleanup()
-    return src / "_build" / "html"
+    pages = {"index.md": INDEX, "ch/sums.md": PAGE}
+    html, _ = build_book(tmp_path_factory.mktemp("nb") / "book", pages, CONF_EXTRA)
+    return html
 
 
 def test_the_page_links_its_notebook_as_a_download(built: Path) -> None:

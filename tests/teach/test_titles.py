@@ -4,16 +4,10 @@ results ("Problems: HPC"), not in the sidebar (issue 44)."""
 from __future__ import annotations
 
 import json
-from io import StringIO
 from pathlib import Path
 
-from sphinx.testing.util import SphinxTestApp
+from tinybook import build_book
 
-CONF = (
-    "import os, runpy\n"
-    "globals().update({k: v for k, v in runpy.run_path(os.environ['ATLAS_BOOK_CONF']).items()"
-    " if k[:2] != '__'})\n"
-)
 PAGES = {
     "index.md": "# Book\n\n```{toctree}\n:caption: Parts\n\nhpc/index\nserving/index\n```\n",
     "hpc/index.md": "# HPC\n\n```{toctree}\nproblems\n```\n",
@@ -23,21 +17,8 @@ PAGES = {
 }
 
 
-def build(src: Path) -> Path:
-    app = SphinxTestApp("html", srcdir=src, status=StringIO(), warning=StringIO())
-    try:
-        app.build()
-    finally:
-        app.cleanup()
-    return src / "_build" / "html"
-
-
 def test_shared_titles_name_their_chapter_in_tabs_and_search(tmp_path: Path) -> None:
-    src = tmp_path / "book"
-    for name, text in {**PAGES, "conf.py": CONF}.items():
-        (src / name).parent.mkdir(parents=True, exist_ok=True)
-        (src / name).write_text(text, encoding="utf-8")
-    html = build(src)
+    html, _ = build_book(tmp_path / "book", PAGES)
     hpc = (html / "hpc" / "problems.html").read_text(encoding="utf-8")
     assert "<title>Problems: HPC - " in hpc
     assert "<h1>Problems" in hpc  # the page itself keeps its heading
