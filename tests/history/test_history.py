@@ -105,6 +105,7 @@ def test_changelog_page_and_footer_in_html(book: Path) -> None:
     order = [page.index(f'rubric">{d}') for d in ("2026-11-21", "2026-11-20", "2026-11-19")]
     assert order == sorted(order)
     assert 'href="c.html"' in page and "Page C" in page  # a linked page, by its title
+    assert "New pages</strong> (4)" in page  # day 1's four, counted
     assert "https://github.com/example/foo/compare/" + PIN_1 + "..." + PIN_2 in page
     a_page = (html / "a.html").read_text(encoding="utf-8")
     assert "Last changed on 2026-11-21" in a_page or "Last changed on 2026-11-20" in a_page

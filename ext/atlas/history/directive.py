@@ -81,7 +81,7 @@ class ChangelogDirective(SphinxDirective):
             (_("Translated into Chinese"), day.translated),
         ):
             if docs:
-                items += self._item(label, [self._page(d) for d in docs])
+                items += self._pages_item(label, docs)
         if day.pins:
             items += self._item(_("Pins moved"), [self._pin(p, addresses) for p in day.pins])
         return [rubric, items]
@@ -90,11 +90,42 @@ class ChangelogDirective(SphinxDirective):
         para = nodes.paragraph()
         para += nodes.strong(label, label)
         para += nodes.Text(f" ({len(parts)}): ")
+        self._join(para, parts)
+        return nodes.list_item("", para)
+
+    @staticmethod
+    def _join(para: nodes.Element, parts: list[nodes.Node]) -> None:
         for i, part in enumerate(parts):
             if i:
                 para += nodes.Text(", ")
             para += part
-        return nodes.list_item("", para)
+
+    def _pages_item(self, label: str, docs: list[str]) -> nodes.list_item:
+        """One line per chapter ("Chapter: page, page"), since sixteen pages share the title
+        "Problems"; a chapter's own index is "overview". Pages outside a chapter come first."""
+        groups: dict[str, list[str]] = {}
+        for doc in docs:
+            folder = doc.rpartition("/")[0]
+            groups.setdefault(folder, []).append(doc)
+        para = nodes.paragraph()
+        para += nodes.strong(label, label)
+        para += nodes.Text(f" ({len(docs)})")
+        chapters = nodes.bullet_list()
+        for folder in sorted(groups):
+            line = nodes.paragraph()
+            pages = groups[folder]
+            if folder and f"{folder}/index" in self.env.found_docs:
+                line += self._page(f"{folder}/index")
+                line += nodes.Text(": ")
+                parts = [
+                    nodes.Text(_("overview")) if d == f"{folder}/index" else self._page(d)
+                    for d in pages
+                ]
+            else:
+                parts = [self._page(d) for d in pages]
+            self._join(line, parts)
+            chapters += nodes.list_item("", line)
+        return nodes.list_item("", para, chapters)
 
     def _page(self, docname: str) -> nodes.Node:
         if docname not in self.env.found_docs:
