@@ -28,6 +28,16 @@ def _short(sha: str | None) -> str:
     return (sha or "")[:SHORT]
 
 
+def untranslatable(generated: list[nodes.Node]) -> list[nodes.Node]:
+    """Generated text is no gettext unit: it changes with every commit, and its words are
+    atlas.ui's (translated already). Without the mark, ``make po`` would put each day's date
+    and the intro's commit into the page's catalog, fuzzy again after every commit."""
+    for top in generated:
+        for node in top.findall(nodes.TextElement):
+            node["translatable"] = False
+    return generated
+
+
 class ChangelogDirective(SphinxDirective):
     """``{changelog}``: no arguments, no options, no content."""
 
@@ -41,12 +51,12 @@ class ChangelogDirective(SphinxDirective):
                 "This copy of the book was built outside its git repository, so its "
                 "history is not available here ({why})."
             ).format(why=state.why_not or "git")
-            return [nodes.paragraph(note, note)]
+            return untranslatable([nodes.paragraph(note, note)])
         out: list[nodes.Node] = [self._intro(state)]
         addresses = self._addresses()
         for day in state.days:
             out.extend(self._day(day, addresses))
-        return out
+        return untranslatable(out)
 
     def _intro(self, state: HistoryState) -> nodes.paragraph:
         first = datetime.fromtimestamp(state.first or 0, UTC).strftime("%Y-%m-%d")
