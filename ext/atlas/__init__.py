@@ -8,7 +8,8 @@ git, on GitPython; the only code that starts git), ``bookroot`` (where the book 
 or a command line), ``settings`` (typed settings), ``processes`` (what the lab runner and
 labkit's ranks share). The feature ``i18n`` builds the Chinese edition (gettext catalogs, stale
 units shown in English with a banner, the language switch, Chinese search, the glossary, the
-status). ``labkit`` is the code labs import, never imported by Sphinx itself. No two packages
+status); ``history`` writes the dated changelog and each page's last change from the book's own
+git history. ``labkit`` is the code labs import, never imported by Sphinx itself. No two packages
 import each other, even through others (tests/test_package_imports.py).
 """
 
@@ -30,6 +31,7 @@ FEATURES = (
     "atlas.latex",
     "atlas.teach",
     "atlas.i18n",
+    "atlas.history",
 )
 
 

@@ -15,7 +15,8 @@ Where each job lives (git itself is :mod:`atlas.git`'s; the book's paths are
   citation), ``state`` (what a build remembers per page, and its collector), ``lockcheck``
   (the frozen lock against every citation), ``labpaths`` (the files labs read at the pin),
   ``behind`` (a citation older than its pin: the ``upstream.behind`` warning, and the reasons
-  a page records), ``freshness`` (the back matter's table of pins and what is left behind);
+  a page records), ``freshness`` (the back matter's table of pins and what is left behind),
+  ``pinsline`` (under each page, the pins its citations were verified at);
 - the lock and the commands: ``lock`` (``upstreams.lock``, its keys, and what the book knows of
   an upstream's commits without its objects: ``known_revs``), ``citations`` (the
   pages scanned without Sphinx), ``check`` (``check`` and ``lock``), ``fetch/`` (``needs``:
@@ -58,6 +59,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.upstream.config import UpstreamConfig
     from atlas.upstream.freshness import FreshnessDirective
     from atlas.upstream.lock import check_lock_file
+    from atlas.upstream.pinsline import page_context as pins_line
     from atlas.upstream.state import UpstreamCollector
 
     add_settings(app, UpstreamConfig)
@@ -69,6 +71,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _config_inited)
     app.connect("builder-inited", _builder_inited)
     app.add_env_collector(UpstreamCollector)
+    app.connect("html-page-context", pins_line)
     app.connect("build-finished", d.build_finished)
     app.connect("build-finished", lambda app, exc: close_all(), priority=900)
     # env_version: bump when UpstreamState changes shape (Sphinx then re-reads every page).
