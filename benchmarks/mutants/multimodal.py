@@ -68,4 +68,14 @@ MUTATIONS: list[Mutation] = [
         ("multimodal/index",),
         "spatial merging divides by the merge factor once instead of its square",
     ),
+    # --- issue 39: the reworked checks ---
+    Mutation(
+        "siglip-chunked-positives-lost",
+        "multimodal",
+        "multimodal/contrastive.py",
+        "                signs += 2 * torch.eye(logits.shape[0])",
+        "                signs += 0 * torch.eye(logits.shape[0])",
+        ("multimodal/encoders",),
+        "the chunked SigLIP loss scores the block of positives as negatives too",
+    ),
 ]

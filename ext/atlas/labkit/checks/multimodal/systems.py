@@ -44,13 +44,14 @@ def sample_lengths(n: int = 512, seed: int = 0) -> list[int]:
 def packing_report(capacity: int = 8192, ranks: int = 8, seed: int = 0) -> dict:
     """Pack seeded samples with ours and with Megatron's ``greedy_knapsack``; then place the packs
     on ranks round-robin and by LPT; report pack counts and imbalances (tokens, and tokens squared
-    summed per sample for the attention term)."""
+    summed per sample for the attention term), and LPT run on the squared lengths themselves."""
     lengths = sample_lengths(seed=seed)
     ours = pack_greedy(lengths, capacity)
     theirs = megatron_greedy_knapsack()(lengths, lengths, capacity)
     batch = lengths[: 8 * ranks]  # one global batch of unpacked samples, 8 per rank
     rr = [batch[r::ranks] for r in range(ranks)]
     lpt = balance(batch, ranks)
+    squares = [n * n for n in batch]
     return {
         "same_packs": sorted(map(sorted, ours)) == sorted(map(sorted, theirs)),
         "packs": len(ours),
@@ -59,4 +60,8 @@ def packing_report(capacity: int = 8192, ranks: int = 8, seed: int = 0) -> dict:
         "lpt": imbalance(lpt),
         "lpt_bound": 1 + max(batch) / (sum(batch) / ranks),
         "lpt_square": imbalance(lpt, cost=lambda n: n * n),
+        # LPT run on the quadratic cost itself, scored on it, and its own bound
+        "lpt_on_square": imbalance(balance(squares, ranks)),
+        "lpt_on_square_bound": 1 + max(squares) / (sum(squares) / ranks),
+        "round_robin_square": imbalance(rr, cost=lambda n: n * n),
     }
