@@ -20,6 +20,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from atlas.git.process import run
 from atlas.git.store import GitStore, GitStoreError, MissingObject
+from atlas.ui import _
 from atlas.upstream.behind import commit_time, is_behind, may_be_behind, role_reasons
 from atlas.upstream.citations import scan_book
 from atlas.upstream.registry import Upstream, load_registry, object_store
@@ -136,23 +137,34 @@ def date(seconds: int | None) -> str:
 
 def how_far(row: Freshness) -> str:
     if row.link_only:
-        return "link only"
+        return _("link only")
     if row.newest is None or row.pin_time is None or row.newest_time is None:
-        return "objects not here (run make upstreams)"
+        return _("objects not here (run make upstreams)")
     if row.newest == row.pin:
-        return "newest known"
+        return _("newest known")
     days = (row.newest_time - row.pin_time) // 86400
-    commits = f"{row.commits_behind} commits, " if row.commits_behind is not None else ""
-    return f"{commits}{days} days behind {row.newest[:10]} ({date(row.newest_time)})"
+    commits = (
+        _("{n} commits, ").format(n=row.commits_behind) if row.commits_behind is not None else ""
+    )
+    behind = _("{days} days behind {commit} ({date})").format(
+        days=days, commit=row.newest[:10], date=date(row.newest_time)
+    )
+    return commits + behind
 
 
 def table(rows: list[Freshness]) -> nodes.table:
     """A docutils table: upstream, pin, pin's date, how far behind, citations behind."""
-    head = ("upstream", "pin", "pin's date", "behind the newest commit known here", "left behind")
+    head = (
+        _("upstream"),
+        _("pin"),
+        _("pin's date"),
+        _("behind the newest commit known here"),
+        _("left behind"),
+    )
     tbl = nodes.table(classes=["upstream-freshness"])
     group = nodes.tgroup(cols=len(head))
     tbl += group
-    for _ in head:
+    for _column in head:
         group += nodes.colspec(colwidth=1)
     thead, tbody = nodes.thead(), nodes.tbody()
     group += thead
@@ -174,7 +186,7 @@ def table(rows: list[Freshness]) -> nodes.table:
             for item in r.behind:
                 behind += nodes.list_item("", nodes.paragraph(text=item))
         else:
-            behind = nodes.paragraph(text="none")
+            behind = nodes.paragraph(text=_("none"))
         pin = nodes.paragraph("", "", nodes.literal(text=(r.pin or "?")[:10]))
         tbody += row_of([r.name, pin, date(r.pin_time), how_far(r), behind])
     return tbl
