@@ -173,8 +173,7 @@ def _filter_html(groups: list[Chapter]) -> str:
         select("chapter", _("Chapter"), [(g.docname, g.title) for g in groups]),
         select("topic", _("Topic"), [(t, t) for t in topics]),
         select("difficulty", _("Difficulty"), [(d, _(d)) for d in DIFFICULTIES]),
-        '<label><input type="checkbox" name="interview"> '
-        f"{html.escape(only)}</label>",
+        f'<label><input type="checkbox" name="interview"> {html.escape(only)}</label>',
     ]
     payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
     return (
