@@ -30,7 +30,8 @@ pasted code
 ```
 """
 PROBLEM = (
-    ":label: p-ok\n:topic: t\n\nQ.\n\n:::{solution}\nA.\n\n```{lab} L\n>>> 1\n1\n```\n:::\n::::\n"
+    ":label: p-ok\n:topic: t\n"
+    ":difficulty: standard\n\nQ.\n\n:::{solution}\nA.\n\n```{lab} L\n>>> 1\n1\n```\n:::\n::::\n"
 )
 
 
@@ -83,5 +84,5 @@ def test_a_label_used_twice_on_a_page_is_one_located_error(rootdir: Path, tmp_pa
     assert len(errors) == 1, warnings  # not a second, location-less "Duplicate ID"
     assert "Duplicate ID" not in warnings
     assert re.search(
-        r'problems\.md:19: ERROR: problem "Twice": :label: p-ok is already used', errors[0]
+        r'problems\.md:20: ERROR: problem "Twice": :label: p-ok is already used', errors[0]
     )

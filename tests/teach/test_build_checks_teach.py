@@ -41,13 +41,15 @@ def test_an_answer_checked_only_on_a_gpu_is_an_error(rootdir: Path, tmp_path: Pa
         rootdir,
         tmp_path,
         "# Problems\n\n"
-        "::::{problem} GPU only\n:label: p-gpu\n:topic: t\n\nQ.\n\n"  # problem at line 3
-        f":::{{solution}}\nA.\n\n{GPU_LAB}:::\n::::\n\n"  # solution at line 9
-        "::::{problem} Both\n:label: p-both\n:topic: t\n\nQ.\n\n"
+        "::::{problem} GPU only\n:label: p-gpu\n:topic: t\n"
+        ":difficulty: standard\n\nQ.\n\n"  # problem at line 3
+        f":::{{solution}}\nA.\n\n{GPU_LAB}:::\n::::\n\n"  # solution at line 10
+        "::::{problem} Both\n:label: p-both\n:topic: t\n"
+        ":difficulty: standard\n\nQ.\n\n"
         f":::{{solution}}\nA.\n\n{GPU_LAB}\n{LAB}:::\n::::\n",
     )
     assert re.search(
-        r'problems\.md:9: ERROR: the solution of problem "GPU only" has only labs that need a '
+        r'problems\.md:10: ERROR: the solution of problem "GPU only" has only labs that need a '
         r"device \(:needs: cuda\): a CPU build would publish its answer unchecked; add a lab "
         r"without :needs:",
         warnings,
@@ -61,13 +63,15 @@ def test_a_problem_inside_another_is_reported_as_itself(rootdir: Path, tmp_path:
         rootdir,
         tmp_path,
         "# Problems\n\n"
-        ":::::{problem} Outer\n:label: p-outer\n:topic: t\n\nQ.\n\n"  # line 3
-        f"::::{{solution}}\nA.\n\n{LAB}\n"  # solution at line 9
-        "::::{problem} Inner\n:label: p-inner\n:topic: t\n\nQ.\n\n"  # line 17
+        ":::::{problem} Outer\n:label: p-outer\n:topic: t\n"
+        ":difficulty: standard\n\nQ.\n\n"  # line 3
+        f"::::{{solution}}\nA.\n\n{LAB}\n"  # solution at line 10
+        "::::{problem} Inner\n:label: p-inner\n:topic: t\n"
+        ":difficulty: standard\n\nQ.\n\n"  # line 18
         f":::{{solution}}\nA.\n\n{LAB}:::\n::::\n::::\n:::::\n",
     )
     assert re.search(
-        r'problems\.md:17: ERROR: problem "Inner" is inside problem "Outer" \(line 3\): problems '
+        r'problems\.md:18: ERROR: problem "Inner" is inside problem "Outer" \(line 3\): problems '
         r"do not nest",
         warnings,
     ), warnings

@@ -131,7 +131,7 @@ def test_editing_the_quoted_file_re_renders_the_page(tmp_path: Path, rootdir: Pa
 def test_a_wrong_answer_fails_the_build_at_its_line(teach_book) -> None:
     _, _, warnings = teach_book
     assert re.search(
-        r'ch/problems\.md:29: ERROR: lab "The product, computed" FAILED at example 1:', warnings
+        r'ch/problems\.md:32: ERROR: lab "The product, computed" FAILED at example 1:', warnings
     )
     assert 'lab "The answer, computed"' not in warnings  # the right answer passes
 
@@ -153,7 +153,7 @@ def test_problem_index_lists_every_problem_by_chapter_and_topic(teach_book) -> N
     html = page(app, "bank")
     assert "2 problems in 1 chapter." in html
     assert re.search(r'rubric"><a class="reference internal" href="ch/index.html">A chapter', html)
-    assert "<em>arithmetic</em>: " in html
+    assert "(<em>arithmetic</em>)" in html  # each problem on its own line, with its topic
     assert 'href="ch/problems.html#problem-demo-double">Twice twenty-one</a>' in html
     assert 'href="ch/problems.html#problem-demo-wrong">A wrong answer</a>' in html
 
@@ -181,14 +181,19 @@ def test_malformed_problems_are_errors_with_the_fix(tmp_path: Path, rootdir: Pat
     src = copy_book(rootdir, tmp_path)
     (src / "ch" / "problems.md").write_text(
         "# Problems\n\n"
-        "::::{problem} No solution\n:label: p-one\n:topic: t\n\nQ.\n::::\n\n"  # line 3
-        "::::{problem} No lab\n:label: p-two\n:topic: t\n\nQ.\n\n"  # line 10
-        ":::{solution}\nJust words.\n:::\n::::\n\n"  # solution at line 16
-        ":::{solution}\nAlone.\n:::\n\n"  # line 21
-        "::::{problem} No label\n:topic: t\n\nQ.\n::::\n\n"  # line 25
-        "::::{problem} Fine\n:label: p-ok\n:topic: t\n\nQ.\n\n"  # line 31
+        "::::{problem} No solution\n:label: p-one\n:topic: t\n"
+        ":difficulty: standard\n\nQ.\n::::\n\n"  # line 3
+        "::::{problem} No lab\n:label: p-two\n:topic: t\n"
+        ":difficulty: standard\n\nQ.\n\n"  # line 11
+        ":::{solution}\nJust words.\n:::\n::::\n\n"  # solution at line 18
+        ":::{solution}\nAlone.\n:::\n\n"  # line 23
+        "::::{problem} No label\n:topic: t\n"
+        ":difficulty: standard\n\nQ.\n::::\n\n"  # line 27
+        "::::{problem} Fine\n:label: p-ok\n:topic: t\n"
+        ":difficulty: standard\n\nQ.\n\n"  # line 34
         ":::{solution}\nA.\n\n```{lab} L\n>>> 1\n1\n```\n:::\n::::\n\n"
-        "::::{problem} Twice\n:label: p-ok\n:topic: t\n\nQ.\n\n"  # line 47
+        "::::{problem} Twice\n:label: p-ok\n:topic: t\n"
+        ":difficulty: standard\n\nQ.\n\n"  # line 51
         ":::{solution}\nA.\n\n```{lab} L\n>>> 1\n1\n```\n:::\n::::\n"
     )
     _, warnings = build(src, atlas_labs_mode="off")
@@ -196,11 +201,11 @@ def test_malformed_problems_are_errors_with_the_fix(tmp_path: Path, rootdir: Pat
         r"problems\.md:3: ERROR: problem \"No solution\" has 0 solution parts", warnings
     )
     assert re.search(
-        r'problems\.md:16: ERROR: the solution of problem "No lab" has no lab', warnings
+        r'problems\.md:18: ERROR: the solution of problem "No lab" has no lab', warnings
     )
-    assert re.search(r"problems\.md:21: ERROR: a solution stands outside a problem", warnings)
-    assert re.search(r'problems\.md:25: ERROR: problem "No label" has no :label:', warnings)
-    assert re.search(r"problems\.md:47: ERROR: .*:label: p-ok is already used", warnings)
+    assert re.search(r"problems\.md:23: ERROR: a solution stands outside a problem", warnings)
+    assert re.search(r'problems\.md:27: ERROR: problem "No label" has no :label:', warnings)
+    assert re.search(r"problems\.md:51: ERROR: .*:label: p-ok is already used", warnings)
     assert "Traceback" not in warnings
 
 
@@ -266,7 +271,7 @@ def test_the_runnable_file_reports_a_wrong_answer_with_its_page_line(teach_book)
     proc = run_file(Path(app.outdir) / "_labs" / "ch" / "problems.py", src)
     assert proc.returncode == 1
     assert "FAIL  The product, computed" in proc.stdout
-    assert re.search(r"ch/problems\.md\", line 29", proc.stdout)  # doctest's own report
+    assert re.search(r"ch/problems\.md\", line 32", proc.stdout)  # doctest's own report
     assert "Expected:\n    43\nGot:\n    42" in proc.stdout
     assert proc.stdout.strip().endswith("1 passed, 1 failed, 0 skipped")
 

@@ -6,7 +6,9 @@ Modules, one job each:
 - ``config``: the settings (the labkit folder, the browsable repository);
 - ``labcode``: the ``labcode`` directive and role (our labkit code, numbered as in its file,
   rendered by :mod:`atlas.code.codeblocks` as upstream citations are);
-- ``problems``: the ``problem`` and ``solution`` directives and the book's problem index;
+- ``problems``: the ``problem`` and ``solution`` directives (difficulty, tags, badges);
+- ``bank``: the book's problem index, with its counts and its filter in the browser
+  (``static/atlas-bank.js``, the problems' data embedded in the page);
 - ``answers``: in the PDF, solutions gathered in an "Answers" section at each chapter's end;
 - ``taught``: the roles of labkit code and the check that a lab's taught imports are shown
   (on its page, an earlier page of its chapter, or another chapter's page, linked);
@@ -35,7 +37,7 @@ def _add_static(app: Sphinx, config: Config) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.project.registry import add_page_outputs, add_settings
-    from atlas.teach import labcode, notebook, problems, runnable, tables, taught, titles
+    from atlas.teach import bank, labcode, notebook, problems, runnable, tables, taught, titles
     from atlas.teach.answers import AnswersAtChapterEnd
     from atlas.teach.config import TeachConfig
     from atlas.teach.state import ShownCollector, TeachCollector, fail_on_wrong_quotes
@@ -57,9 +59,10 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_post_transform(AnswersAtChapterEnd)
     app.connect("env-check-consistency", problems.check_labels)
     app.connect("env-get-outdated", problems.outdated_indexes)
-    app.connect("doctree-resolved", problems.fill_indexes)
+    app.connect("doctree-resolved", bank.fill_indexes)
     app.add_css_file("atlas-teach.css")
     app.add_js_file("atlas-print.js")
+    app.add_js_file("atlas-bank.js")
     app.connect("config-inited", _add_static)
     app.add_env_collector(TeachCollector)
     app.add_env_collector(ShownCollector)
@@ -72,4 +75,4 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("build-finished", runnable.write_files)
     app.connect("build-finished", fail_on_wrong_quotes)
     # env_version: bump when TeachState, ShownState or ProblemsState change shape.
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 3}
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 4}

@@ -1,15 +1,16 @@
 """Problems with worked answers that the build checks: ``problem``, ``solution``, the index.
 
-```` ::::{problem} Title ```` (options ``:label:``, a book-wide id, and ``:topic:``) holds the
-question and exactly one ``:::{solution}``, which holds the worked answer and at least one
+```` ::::{problem} Title ```` (options ``:label:``, a book-wide id, ``:topic:``,
+``:difficulty:``, one of :data:`DIFFICULTIES`, and optionally ``:tags:``, from :data:`TAGS`) holds
+the question and exactly one ``:::{solution}``, which holds the worked answer and at least one
 ``lab`` that runs on CPU (a ``:needs: cuda`` lab alone would leave the answer unchecked on a
 CPU build); problems do not nest. Every number of an answer is computed by a lab, so a wrong
 answer fails the build at its line like any lab. In HTML the solution is a collapsed
 sphinx-design dropdown under its question; in the PDF :mod:`atlas.teach.answers` moves it to
 the end of the chapter.
 
-``{problem-index}`` (the back-matter page, once) lists every problem of the book by chapter and
-topic: the book's interview-question bank.
+``{problem-index}`` (the back-matter page, once) lists every problem of the book by chapter,
+with its counts and a filter (:mod:`atlas.teach.bank`): the book's interview-question bank.
 """
 
 from __future__ import annotations
@@ -27,14 +28,19 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from atlas.project.envstate import PageState, StateCollector, state_of
-from atlas.project.order import book_order
-from atlas.ui import _
+from atlas.ui import N_, _
 
 logger = logging.getLogger(__name__)
 LABEL = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 CURRENT = "atlas_problem"  # temp_data key: the problem being parsed (for its solution)
+# How hard a problem is, for a reader who has read its chapter (CONTRIBUTING "Problems"):
+DIFFICULTIES = (N_("warm-up"), N_("standard"), N_("hard"))
+# warm-up: one formula of the chapter applied; standard: several steps or a model to set up;
+# hard: a model the reader builds, a trade-off across pages, or a result that surprises.
+TAGS = (N_("interview"),)  # interview: the shape of an interview question (capacity, ledger...)
 EXAMPLE = (
-    "::::{problem} Title\n:label: chapter-short-name\n:topic: memory\n\nThe question.\n\n"
+    "::::{problem} Title\n:label: chapter-short-name\n:topic: memory\n:difficulty: standard\n"
+    ":tags: interview\n\nThe question.\n\n"
     ":::{solution}\nThe worked answer.\n\n```{lab} The answer, computed\n>>> ...\n```\n:::\n::::"
 )
 
@@ -49,6 +55,8 @@ class ProblemInfo:
     topic: str
     number: int
     line: int
+    difficulty: str = "standard"  # one of DIFFICULTIES
+    tags: tuple[str, ...] = ()  # from TAGS, in the order given
 
     @property
     def anchor(self) -> str:
@@ -84,6 +92,8 @@ class ProblemDirective(SphinxDirective):
     option_spec: ClassVar[dict[str, Any]] = {
         "label": directives.unchanged,
         "topic": directives.unchanged,
+        "difficulty": directives.unchanged,
+        "tags": directives.unchanged,
     }
 
     def run(self) -> list[nodes.Node]:
@@ -101,6 +111,7 @@ class ProblemDirective(SphinxDirective):
                 f'problem "{title}": :label: {label!r} must be lowercase letters, digits and '
                 "hyphens (it becomes the anchor problem-LABEL)"
             )
+        difficulty, tags = self._difficulty(title), self._tags(title)
         outer = self.env.temp_data.get(CURRENT)
         if outer is not None:
             first: ProblemInfo = outer["info"]
@@ -110,7 +121,9 @@ class ProblemDirective(SphinxDirective):
             )
         number = self.env.temp_data.get("atlas_problem_count", 0) + 1
         self.env.temp_data["atlas_problem_count"] = number
-        info = ProblemInfo(self.env.docname, label, title, topic, number, self.lineno)
+        info = ProblemInfo(
+            self.env.docname, label, title, topic, number, self.lineno, difficulty, tags
+        )
         box = nodes.admonition(classes=["atlas-problem", "hint"])
         box["atlas_problem"] = info
         heading, messages = self.state.inline_text(title, self.lineno)
@@ -137,6 +150,31 @@ class ProblemDirective(SphinxDirective):
         target = nodes.target("", "", ids=[info.anchor])
         self.state.document.note_explicit_target(target)
         return [target, box]
+
+    def _difficulty(self, title: str) -> str:
+        """The ``:difficulty:``, one of :data:`DIFFICULTIES` (a missing one is an error too: the
+        bank filters and counts by it)."""
+        difficulty = (self.options.get("difficulty") or "").strip()
+        if difficulty in DIFFICULTIES:
+            return difficulty
+        said = f":difficulty: {difficulty!r} is not" if difficulty else "has no :difficulty:, give"
+        raise self.error(
+            f'problem "{title}" {said} one of {", ".join(DIFFICULTIES)} (warm-up: one formula of '
+            "the chapter applied; standard: several steps; hard: a model to build or a "
+            "trade-off across pages)"
+        )
+
+    def _tags(self, title: str) -> tuple[str, ...]:
+        """The ``:tags:`` (comma- or space-separated), each one of :data:`TAGS`."""
+        given = re.split(r"[,\s]+", self.options.get("tags") or "")
+        tags = tuple(t for t in dict.fromkeys(given) if t)
+        unknown = [t for t in tags if t not in TAGS]
+        if unknown:
+            raise self.error(
+                f'problem "{title}": unknown :tags: {", ".join(unknown)}; the tags are '
+                f"{', '.join(TAGS)} (add a new one to TAGS in atlas.teach.problems first)"
+            )
+        return tags
 
 
 class SolutionDirective(SphinxDirective):
@@ -227,6 +265,18 @@ class ProblemHeadings(SphinxTransform):
                 box["atlas_problem"] = replace(info, title=title.astext())
             title.insert(0, nodes.Text(_("Problem {number}: ").format(number=info.number)))
             title += nodes.inline("", f" ({info.topic})", classes=["atlas-problem-topic"])
+            title += badges(info)
+
+
+def badges(info: ProblemInfo) -> list[nodes.Node]:
+    """The difficulty and the tags as small labels (a space before each, for the PDF's text)."""
+    out: list[nodes.Node] = []
+    for word, kind in [(info.difficulty, info.difficulty), *((t, "tag") for t in info.tags)]:
+        out += [
+            nodes.Text(" "),
+            nodes.inline("", _(word), classes=["atlas-badge", f"atlas-badge-{kind}"]),
+        ]
+    return out
 
 
 class ProblemsCollector(StateCollector):
@@ -270,61 +320,3 @@ def outdated_indexes(
     """Rewrite the index page whenever any page changes (problems added, titles changed)."""
     indexes = problems_state(env).indexes
     return sorted(indexes) if added or changed or removed else []
-
-
-# -- the index ----------------------------------------------------------------------------------
-def build_index(app: Sphinx, fromdocname: str) -> list[nodes.Node]:
-    """One rubric per chapter; under it one line per topic with its problems, linked."""
-    env = app.env
-    problems = problems_state(env).problems
-    if not problems:
-        return [nodes.paragraph("", _("This book has no problems yet."))]
-    order, chapter_of = book_order(env, app.config.root_doc)
-    rank = {docname: i for i, docname in enumerate(order)}
-    pages = sorted(problems, key=lambda d: (rank.get(d, len(rank)), d))
-    chapters: dict[str, list[ProblemInfo]] = {}
-    for docname in pages:
-        chapter = chapter_of.get(docname, docname.split("/")[0] + "/index")
-        chapters.setdefault(chapter, []).extend(problems[docname])
-    total = sum(len(found) for found in problems.values())
-    out: list[nodes.Node] = [nodes.paragraph("", _count(total, len(chapters)))]
-    for chapter, found in chapters.items():
-        title = env.titles[chapter].astext() if chapter in env.titles else chapter
-        rubric = nodes.rubric("", "", classes=["atlas-problem-chapter"])
-        uri = app.builder.get_relative_uri(fromdocname, chapter) if chapter in env.titles else ""
-        rubric += (
-            nodes.reference("", title, internal=True, refuri=uri) if uri else nodes.Text(title)
-        )
-        out.append(rubric)
-        topics: dict[str, list[ProblemInfo]] = {}
-        for info in found:
-            topics.setdefault(info.topic, []).append(info)
-        items = nodes.bullet_list(classes=["atlas-problem-index"])
-        for topic in sorted(topics):
-            item = nodes.list_item()
-            para = nodes.paragraph()
-            para += nodes.emphasis("", topic)
-            para += nodes.Text(": ")
-            for i, info in enumerate(topics[topic]):
-                if i:
-                    para += nodes.Text("; ")
-                page = app.builder.get_relative_uri(fromdocname, info.docname)
-                para += nodes.reference(
-                    "", info.title, internal=True, refuri=f"{page}#{info.anchor}"
-                )
-            item += para
-            items += item
-        out.append(items)
-    return out
-
-
-def _count(problems: int, chapters: int) -> str:
-    """``114 problems in 16 chapters.``, in the edition's language (one sentence per number)."""
-    said = _("{n} problem") if problems == 1 else _("{n} problems")
-    where = _("in {n} chapter.") if chapters == 1 else _("in {n} chapters.")
-    return said.format(n=problems) + " " + where.format(n=chapters)
-
-
-def fill_indexes(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    for node in list(doctree.findall(problem_index_node)):
-        node.replace_self(build_index(app, docname))
