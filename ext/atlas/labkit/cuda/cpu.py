@@ -89,6 +89,7 @@ def _wrappers(signatures: dict[str, list[Param]]) -> str:
     out = [
         'extern "C" void atlas_set_order(int reverse) { atlas_cuda::order_ = reverse; }',
         'extern "C" const char* atlas_last_error() { return atlas_cuda::last_error().c_str(); }',
+        'extern "C" unsigned long atlas_last_barriers() { return atlas_cuda::last_barriers(); }',
     ]
     for name, params in signatures.items():
         fields = "".join(f"  {p.type} a{i};\n" for i, p in enumerate(params))
@@ -108,6 +109,18 @@ def _wrappers(signatures: dict[str, list[Param]]) -> str:
 
 
 @dataclass(frozen=True)
+class LaunchStats:
+    """What the CPU model counted during a launch."""
+
+    blocks: int
+    barriers: int  # __syncthreads() barriers completed, over all blocks
+
+    @property
+    def barriers_per_block(self) -> float:
+        return self.barriers / self.blocks
+
+
+@dataclass(frozen=True)
 class CpuModule:
     """A kernel file built for the CPU model: call :meth:`launch` as one would launch on a GPU."""
 
@@ -123,7 +136,7 @@ class CpuModule:
         block: Sequence[int] | int,
         *args: torch.Tensor | int | float,
         reverse: bool = False,
-    ) -> None:
+    ) -> LaunchStats:
         """Run ``kernel<<<grid, block>>>(args)``; tensors are updated in place."""
         if kernel not in self.signatures:
             known = ", ".join(self.signatures)
@@ -133,7 +146,7 @@ class CpuModule:
         params = self.signatures[kernel]
         if len(args) != len(params):
             raise KernelRunError(f"{kernel} takes {len(params)} arguments, got {len(args)}")
-        launch_on_cpu(self, kernel, _dims(grid), _dims(block), params, args, reverse)
+        return launch_on_cpu(self, kernel, _dims(grid), _dims(block), params, args, reverse)
 
 
 def _dims(d: Sequence[int] | int) -> tuple[int, int, int]:
@@ -168,7 +181,7 @@ def launch_on_cpu(
     params: list[Param],
     args: Sequence[torch.Tensor | int | float],
     reverse: bool,
-) -> None:
+) -> LaunchStats:
     """Fork, run the launch in the child over guarded copies, and copy the results back."""
     buffers: dict[int, torch.Tensor] = {}
     values: list[ctypes._SimpleCData] = []
@@ -189,7 +202,7 @@ def launch_on_cpu(
         *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values]
     )
     library = _load(str(module.library))
-    message = _in_child(library, kernel, grid, block, pointers, reverse)
+    barriers, message = _in_child(library, kernel, grid, block, pointers, reverse)
     where = f"{kernel}<<<{grid[0]}, {block[0]}>>> on the CPU model"
     if message:
         raise KernelRunError(f"{where}: {message}")
@@ -203,6 +216,7 @@ def launch_on_cpu(
                 f"{where}: wrote {side} of argument {params[i].name} (an index out of bounds)"
             )
         arg.copy_(buffer[GUARD : GUARD + arg.numel()].reshape(arg.shape))
+    return LaunchStats(grid[0] * grid[1] * grid[2], barriers)
 
 
 @cache
@@ -210,8 +224,11 @@ def _load(path: str) -> ctypes.CDLL:
     return ctypes.CDLL(path)
 
 
-def _in_child(library: ctypes.CDLL, kernel: str, grid, block, pointers, reverse: bool) -> str:
-    """The launch's error text ('' on success), run in a forked child so a crash is reported."""
+def _in_child(
+    library: ctypes.CDLL, kernel: str, grid, block, pointers, reverse: bool
+) -> tuple[int, str]:
+    """The barriers counted and the launch's error text ('' on success), from a forked child so
+    that a crash is reported rather than suffered."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: launch, report, exit without running the parent's cleanups
@@ -220,9 +237,10 @@ def _in_child(library: ctypes.CDLL, kernel: str, grid, block, pointers, reverse:
             os.close(read)
             library.atlas_set_order(int(reverse))
             library.atlas_last_error.restype = ctypes.c_char_p
+            library.atlas_last_barriers.restype = ctypes.c_ulong
             status = getattr(library, f"atlas_launch_{kernel}")(*grid, *block, pointers)
             text = library.atlas_last_error() if status else b""
-            os.write(write, text or b"")
+            os.write(write, b"%d\n" % library.atlas_last_barriers() + (text or b""))
             code = 0
         finally:
             os._exit(code)
@@ -234,7 +252,10 @@ def _in_child(library: ctypes.CDLL, kernel: str, grid, block, pointers, reverse:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             os.close(read)
-            return f"did not finish in {TIMEOUT_S:.0f} s (a thread that never reaches its barrier?)"
+            return (
+                0,
+                f"did not finish in {TIMEOUT_S:.0f} s (a thread that never reaches its barrier?)",
+            )
         chunk = os.read(read, 65536)
         if not chunk:
             break
@@ -243,8 +264,9 @@ def _in_child(library: ctypes.CDLL, kernel: str, grid, block, pointers, reverse:
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
         name = signal.Signals(os.WTERMSIG(status)).name
-        return f"crashed with {name} (an access outside every buffer: a wrong index?)"
-    return b"".join(chunks).decode(errors="replace")
+        return 0, f"crashed with {name} (an access outside every buffer: a wrong index?)"
+    count, _, text = b"".join(chunks).decode(errors="replace").partition("\n")
+    return int(count or 0), text
 
 
 def _ours(stderr: str) -> str:

@@ -97,3 +97,49 @@ def compile_cubin(source: Path, arch: str, flags: tuple[str, ...] = DEFAULT_FLAG
     folder, hit = cached(key, produce)
     report = (folder / "ptxas.txt").read_text(encoding="utf-8")
     return Cubin(source, arch, folder / "kernel.cubin", report, elapsed, hit)
+
+
+@dataclass(frozen=True)
+class Program:
+    """A host program nvcc compiled and linked (the CUDA runtime statically), and one run of it."""
+
+    path: Path
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_program(source: Path, arch: str, timeout_s: float = 60.0) -> Program:
+    """Compile ``source`` (kernels and ``main``) for ``arch``, link it, and run it once.
+
+    On a machine without a GPU the program still runs: its first CUDA call returns an error
+    (no driver, or no device), which is what its error checks are for.
+    """
+    tools = toolchain()
+    source = Path(source)
+    lib = tools.nvcc.parent.parent / "lib"
+    command = [str(tools.nvcc), _arch_flag(arch), *DEFAULT_FLAGS, f"-L{lib}"]
+    included = sorted(p.read_bytes() for p in source.parent.glob("*.cu"))
+    key = digest(["program", *included, *command[1:], tools.nvcc_version, tools.cxx_version])
+
+    def produce(folder: Path) -> None:
+        run = subprocess.run(
+            [*command, "-o", str(folder / "program"), str(source)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "LC_ALL": "C"},
+        )
+        if run.returncode != 0:
+            raise CompileError(
+                f"nvcc could not build {shown_path(source)} for {arch}:\n"
+                + diagnostics(run.stderr + run.stdout, source)
+            )
+
+    folder, _ = cached(key, produce)
+    run = subprocess.run(
+        [str(folder / "program")], capture_output=True, text=True, timeout=timeout_s
+    )
+    stderr = run.stderr.replace(str(source.resolve()), source.name).replace(
+        str(source), source.name
+    )
+    return Program(folder / "program", run.returncode, run.stdout, stderr)

@@ -59,6 +59,16 @@ class Kernel:
     def counts(self, patterns: Iterable[str]) -> dict[str, int]:
         return {p: self.count(p) for p in patterns}
 
+    def loops(self) -> int:
+        """Backward branches: each is the bottom of a loop that the compiler did not unroll (the
+        branch-to-itself that pads the end of every kernel is not one)."""
+        count = 0
+        for i in self.instructions:
+            target = re.search(r"(0x[0-9a-f]+)\s*$", i.operands) if i.matches("BRA") else None
+            if target and int(target[1], 16) < i.offset:
+                count += 1
+        return count
+
     def opcodes(self) -> list[str]:
         return [i.opcode for i in self.instructions]
 

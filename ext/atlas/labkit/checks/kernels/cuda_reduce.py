@@ -88,3 +88,64 @@ def cpu_findings(
                     found.append(f"n={n}, threads {order}: {got:.6g}, torch.sum gives {want:.6g}")
         out[step.kernel] = found
     return out
+
+
+def gpu_timings(
+    steps: tuple[Step, ...] = LADDER, n: int = 1 << 26, repeats: int = 20
+) -> dict[str, dict[str, float]]:
+    """On a GPU: each step's result against ``torch.sum`` and its time and bandwidth, and
+    ``torch.sum``'s, as ``{name: {"ms": ..., "gb_s": ..., "ok": 0 or 1}}``.
+
+    The kernels are the cubin the build compiled for this GPU's architecture, launched through
+    the driver (:mod:`atlas.labkit.cuda.driver`); the grid-stride steps get 4 blocks per SM.
+    """
+    from atlas.labkit.checks.kernels.cuda_common import build
+    from atlas.labkit.cuda.driver import arch_of_device, load_cubin
+
+    arch = arch_of_device()
+    b = build("reduce.cu", archs=(arch,))
+    if b.errors[arch]:
+        raise RuntimeError("\n".join(b.errors[arch]))
+    module = load_cubin(b.cubins[arch].path)
+    x = torch.randn(n, device="cuda")
+    want = float(x.double().sum())
+    fixed = 4 * torch.cuda.get_device_properties(0).multi_processor_count
+    results: dict[str, dict[str, float]] = {}
+
+    def timed(run) -> float:
+        run()
+        torch.cuda.synchronize()
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(repeats):
+            run()
+        stop.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(stop) / repeats
+
+    for step in steps:
+        out = torch.zeros(step.blocks(n, fixed), device="cuda")
+
+        def run(step=step, out=out) -> None:
+            out.zero_()
+            module.launch(step.kernel, out.numel(), THREADS, x, out, n)
+
+        ms = timed(run)
+        got = step.total(out.cpu())
+        ok = abs(got - want) <= 1e-4 * float(x.abs().sum())
+        results[step.kernel] = {"ms": ms, "gb_s": 4 * n / ms / 1e6, "ok": float(ok)}
+    ms = timed(lambda: x.sum())
+    results["torch.sum"] = {"ms": ms, "gb_s": 4 * n / ms / 1e6, "ok": 1.0}
+    return results
+
+
+def barriers_per_block(b: Build, steps: tuple[Step, ...], n: int = 50_000) -> dict[str, float]:
+    """``__syncthreads()`` barriers each block passed on the CPU model, per step (a count the
+    scheduler makes as it releases them, not one read from the source)."""
+    x = torch.randn(n, generator=torch.Generator().manual_seed(1))
+    counts: dict[str, float] = {}
+    for step in steps:
+        blocks = step.blocks(n)
+        stats = b.cpu.launch(step.kernel, blocks, THREADS, x, torch.zeros(blocks), n)  # type: ignore[union-attr]
+        counts[step.kernel] = stats.barriers_per_block
+    return counts

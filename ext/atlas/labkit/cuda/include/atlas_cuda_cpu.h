@@ -76,6 +76,7 @@ struct Launch {
   void (*body)() = nullptr;
   std::string error;
   int reverse = 0;
+  unsigned long barriers = 0;  // __syncthreads() completed, summed over blocks
 };
 
 inline Launch* launch_ = nullptr;
@@ -83,6 +84,10 @@ inline int order_ = 0;
 inline std::string& last_error() {
   static std::string message;
   return message;
+}
+inline unsigned long& last_barriers() {
+  static unsigned long count = 0;
+  return count;
 }
 
 inline Thread& me() { return *launch_->current; }
@@ -146,6 +151,7 @@ inline bool release(Launch& L) {
   }
   if (!live) return true;
   if (at_warp == 0 && at_block > 0) {  // every live thread is at __syncthreads(): release all
+    ++L.barriers;
     for (Thread& t : L.threads)
       if (t.state == State::AtBlockBarrier) t.state = State::Runnable;
     return true;
@@ -215,6 +221,7 @@ inline int launch(dim3 grid, dim3 block, void (*body)()) {
     if (!run_block(L)) break;
   }
   last_error() = L.error;
+  last_barriers() = L.barriers;
   launch_ = nullptr;
   return L.error.empty() ? 0 : 1;
 }
