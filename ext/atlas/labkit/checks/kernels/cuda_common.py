@@ -92,7 +92,8 @@ def _archs(b: Build) -> list[str]:
 
 def sass_findings(b: Build, claims: dict[str, dict[str, int]]) -> Findings:
     """Per architecture, each claimed count (``{"kernel": {"SHFL.DOWN": 10}}``) that the SASS
-    does not have. A claim of a pattern joined by ``|`` counts all (``"RED|REDG": 1``)."""
+    does not have. A pattern joined by ``|`` counts all of them (``"RED|REDG": 1``); one with
+    ``@arch`` holds on that architecture only (``"WARPSYNC@sm_90": 12``)."""
     out = Findings()
     for arch in _archs(b):
         if arch not in b.sass:
@@ -104,7 +105,10 @@ def sass_findings(b: Build, claims: dict[str, dict[str, int]]) -> Findings:
                 found.append(f"no kernel {kernel} in the {arch} cubin")
                 continue
             sass = b.sass[arch][kernel]
-            for pattern, claimed in counts.items():
+            for key, claimed in counts.items():
+                pattern, _, only = key.partition("@")
+                if only and only != arch:
+                    continue
                 got = sum(sass.count(p) for p in pattern.split("|"))
                 if got != claimed:
                     found.append(f"{kernel}: {got} {pattern}, the page says {claimed}")
