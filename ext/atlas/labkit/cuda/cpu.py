@@ -154,23 +154,35 @@ def _dims(d: Sequence[int] | int) -> tuple[int, int, int]:
     return tuple(values + [1] * (3 - len(values)))  # type: ignore[return-value]
 
 
-def _guarded(t: torch.Tensor) -> torch.Tensor:
-    """A shared-memory copy of ``t`` between two guard zones (NaN, or the dtype's largest)."""
+# Guard words by element size: a quiet NaN for floating types (a read of it poisons the result)
+# with a payload that names the argument, so that a value computed from another argument's guard
+# (NaN + NaN keeps the first NaN's payload) still differs from this argument's own pattern.
+_BITS = {2: (torch.int16, 0x7E00), 4: (torch.int32, 0x7FC00000), 8: (torch.int64, 0x7FF8 << 48)}
+
+
+def _pattern(t: torch.Tensor, index: int) -> tuple[torch.dtype, int]:
+    view, base = _BITS[t.element_size()]
+    if not t.dtype.is_floating_point:  # integers: a huge value, also distinct per argument
+        return view, torch.iinfo(view).max - index
+    return view, base | (0x11 + index)
+
+
+def _guarded(t: torch.Tensor, index: int) -> torch.Tensor:
+    """A shared-memory copy of ``t`` between two guard zones of argument ``index``'s pattern."""
     n = t.numel()
     buffer = torch.empty(n + 2 * GUARD, dtype=t.dtype).share_memory_()
-    fill = float("nan") if t.dtype.is_floating_point else torch.iinfo(t.dtype).max
-    buffer.fill_(fill)
+    view, word = _pattern(t, index)
+    buffer.view(view).fill_(word)
     buffer[GUARD : GUARD + n] = t.reshape(-1)
     return buffer
 
 
-def _guard_damage(buffer: torch.Tensor, n: int) -> tuple[int, int]:
-    """Elements changed in the zone before and after the data."""
-    fill = float("nan") if buffer.dtype.is_floating_point else torch.iinfo(buffer.dtype).max
-    zones = buffer[:GUARD], buffer[GUARD + n :]
-    if buffer.dtype.is_floating_point:
-        return tuple(int((~torch.isnan(z)).sum()) for z in zones)  # type: ignore[return-value]
-    return tuple(int((z != fill).sum()) for z in zones)  # type: ignore[return-value]
+def _guard_damage(buffer: torch.Tensor, n: int, index: int) -> tuple[int, int]:
+    """Elements changed (bit for bit) in the zone before and after the data."""
+    view, word = _pattern(buffer, index)
+    bits = buffer.view(view)
+    zones = bits[:GUARD], bits[GUARD + n :]
+    return tuple(int((z != word).sum()) for z in zones)  # type: ignore[return-value]
 
 
 def launch_on_cpu(
@@ -191,7 +203,7 @@ def launch_on_cpu(
                 raise KernelRunError(
                     f"argument {param.name} of {kernel} must be a contiguous tensor"
                 )
-            buffers[i] = _guarded(arg)
+            buffers[i] = _guarded(arg, i)
             values.append(ctypes.c_void_p(buffers[i][GUARD:].data_ptr()))
         else:
             base = " ".join(w for w in param.type.split() if w != "const")
@@ -209,7 +221,7 @@ def launch_on_cpu(
     for i, buffer in buffers.items():
         arg = args[i]
         assert isinstance(arg, torch.Tensor)
-        before, after = _guard_damage(buffer, arg.numel())
+        before, after = _guard_damage(buffer, arg.numel(), i)
         if before or after:
             side = f"{after} elements past the end" if after else f"{before} before the start"
             raise KernelRunError(
