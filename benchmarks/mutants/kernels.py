@@ -107,4 +107,22 @@ MUTATIONS: list[Mutation] = [
         ("kernels/cuda-execution",),
         "the float4 path runs for a partial last group and reads past the end",
     ),
+    Mutation(
+        "cuda-softmax-merge-no-rescale",
+        "kernels",
+        "cuda/kernels/softmax.cu",
+        "  return {m, a.d * expf(a.m - m) + b.d * expf(b.m - m)};",
+        "  return {m, a.d + b.d};",
+        ("kernels/cuda-softmax",),
+        "the online softmax merges partial sums without rescaling them to the larger maximum",
+    ),
+    Mutation(
+        "cuda-sgemm-smem-one-barrier",
+        "kernels",
+        "cuda/kernels/sgemm.cu",
+        "    for (int k = 0; k < kTile; ++k) acc += As[ty][k] * Bs[k][tx];\n    __syncthreads();\n",
+        "    for (int k = 0; k < kTile; ++k) acc += As[ty][k] * Bs[k][tx];\n",
+        ("kernels/cuda-sgemm",),
+        "the tiled SGEMM loads the next tile while other threads still read the current one",
+    ),
 ]
