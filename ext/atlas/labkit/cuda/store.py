@@ -42,13 +42,12 @@ def _writable(folder: Path) -> bool:
 
 
 def cache_folder() -> Path:
-    """``$ATLAS_CUDA_CACHE``, else ``<book>/_build/.cuda-cache`` if writable, else a scratch one."""
+    """``$ATLAS_CUDA_CACHE``, else ``<book>/_build/.cuda-cache``, whichever is writable first,
+    else a folder in the temporary directory (in the lab sandbox: the page's scratch folder)."""
     named = os.environ.get(VARIABLE)
-    if named:
-        return Path(named)
-    shared = BOOK_ROOT / "_build" / ".cuda-cache"
-    if _writable(shared):
-        return shared
+    for folder in ([Path(named)] if named else []) + [BOOK_ROOT / "_build" / ".cuda-cache"]:
+        if _writable(folder):
+            return folder
     return Path(tempfile.gettempdir()) / "atlas-cuda-cache"
 
 
