@@ -66,7 +66,7 @@ sys.path.insert(0, str(ROOT / "ext"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from atlas.labs.directive import parse_examples  # noqa: E402 - torch-free, before the forks
-from atlas.labs.imports import closure, lab_modules  # noqa: E402
+from atlas.labs.imports import closure, data_files, lab_modules  # noqa: E402
 from atlas.labs.kinds import asserts  # noqa: E402
 from atlas.labs.model import ExampleOutcome, ExampleSpec, LabResult, LabStatus  # noqa: E402
 from mutants import MUTATIONS, Mutation  # noqa: E402
@@ -153,7 +153,8 @@ def page_labs(docname: str) -> list[Lab]:
 def reached_files(labs: list[Lab]) -> set[Path]:
     """Every labkit file the labs of a page import, directly or through other labkit files."""
     modules = lab_modules([example.source for lab in labs for example in lab.examples], LABKIT)
-    return set(closure(modules, LABKIT))
+    files = closure(modules, LABKIT)
+    return set(files) | set(data_files(files))  # and the .cu kernels those modules compile
 
 
 def classify(lab: Lab, result: LabResult) -> list[Catch]:

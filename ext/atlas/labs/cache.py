@@ -29,7 +29,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from atlas.bookroot import BookPaths
-from atlas.labs.imports import LABKIT, closure, lab_modules
+from atlas.labs.imports import LABKIT, closure, data_files, lab_modules
 from atlas.labs.model import LabSpec, PageResult
 from atlas.labs.sandbox import describe as sandbox_kind
 from atlas.upstream.registry import load_registry, object_store
@@ -63,7 +63,7 @@ def imports_digest(specs: list[LabSpec], root: Path = LABKIT) -> str:
     """
     sources = [example.source for spec in specs for example in spec.examples]
     files = closure(lab_modules(sources, root), root)
-    return _tree_digest(root, files)
+    return _tree_digest(root, files + data_files(files))
 
 
 def _version(distribution: str) -> str:

@@ -180,6 +180,28 @@ def closure(modules: set[str] | list[str], root: Path = LABKIT) -> list[Path]:
     return sorted(files)
 
 
+# Files a labkit module reads at run time rather than imports: CUDA C kernels and headers
+# (atlas.labkit.cuda compiles them). Editing one must re-run the labs that reach the module.
+DATA_SUFFIXES = (".cu", ".cuh", ".h")
+
+
+def data_files(files: list[Path]) -> list[Path]:
+    """The kernel sources beside the modules ``files``: in each module's folder and in its
+    subfolders that are not packages (``cuda/kernels/*.cu`` beside ``cuda/nvcc.py``). Sorted."""
+    found: set[Path] = set()
+    for folder in {f.parent for f in files}:
+        for path in folder.rglob("*"):
+            if path.suffix not in DATA_SUFFIXES or not path.is_file():
+                continue
+            between = path.parent.relative_to(folder).parts
+            if not any(
+                (folder.joinpath(*between[: i + 1]) / "__init__.py").exists()
+                for i in range(len(between))
+            ):
+                found.add(path)
+    return sorted(found)
+
+
 def lab_modules(sources: list[str], root: Path = LABKIT) -> set[str]:
     """The labkit modules that these example sources import (names that are submodules count
     as modules: ``from atlas.labkit.serving import models``)."""

@@ -1,0 +1,105 @@
+"""Checks of kernels/cuda-sgemm.md: each SGEMM kernel on the CPU model against a float64 matmul
+in torch, on ragged shapes (the tiled kernel) and tile-multiple ones (the register-blocked kernel,
+which requires them); and, on a GPU, each kernel timed against cuBLAS through ``torch.mm``.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from atlas.labkit.checks.kernels.cuda_common import Build, Findings
+from atlas.labkit.cuda.cpu import KernelRunError
+
+ROLE = "check"
+
+RAGGED = ((67, 45, 33), (1, 17, 5), (40, 96, 130))  # M, N, K: no multiple of a tile hides a bound
+TILED = ((128, 64, 48), (64, 192, 16))  # multiples of 64 (M, N) and 16 (K)
+
+
+def launch_shape(kernel: str, m: int, n: int) -> tuple[tuple[int, int], tuple[int, int] | int]:
+    """Grid and block: 16 x 16 threads per 16 x 16 tile, or 256 threads per 64 x 64 tile."""
+    if kernel == "sgemm_reg2d":
+        if m % 64 or n % 64:
+            raise ValueError(f"sgemm_reg2d needs M and N multiples of 64, got {m} x {n}")
+        return (n // 64, m // 64), 256
+    return (-(-n // 16), -(-m // 16)), (16, 16)
+
+
+def sgemm_findings(
+    b: Build, kernels: tuple[str, ...], shapes: tuple[tuple[int, int, int], ...]
+) -> Findings:
+    """Per kernel, the shapes where ``C`` differs from ``A @ B`` computed by torch in float64."""
+    out = Findings()
+    generator = torch.Generator().manual_seed(0)
+    for kernel in kernels:
+        found: list[str] = []
+        for m, n, k in shapes:
+            a, bm = torch.randn(m, k, generator=generator), torch.randn(k, n, generator=generator)
+            c = torch.full((m, n), float("nan"))
+            grid, block = launch_shape(kernel, m, n)
+            try:
+                b.cpu.launch(kernel, grid, block, a, bm, c, m, n, k)  # type: ignore[union-attr]
+            except KernelRunError as exc:
+                found.append(f"{m}x{n}x{k}: {exc}")
+                continue
+            ref = a.double() @ bm.double()
+            if not torch.allclose(c.double(), ref, rtol=1e-4, atol=1e-4):
+                bad = int((~torch.isclose(c.double(), ref, rtol=1e-4, atol=1e-4)).sum())
+                found.append(f"{m}x{n}x{k}: {bad} of {m * n} elements differ from torch's A @ B")
+        out[kernel] = found
+    return out
+
+
+def global_bytes_per_tile(b: Build, arch: str, kernel: str, threads: int = 256) -> int:
+    """Bytes one block loads from global memory per step of its K loop, read off the SASS: the
+    width of each global load in the loop body times the threads of the block."""
+    sass = b.sass[arch][kernel]
+    width = {"LDG.E.128": 16, "LDG.E.64": 8}
+    loads = [i for i in sass.instructions if i.matches("LDG.E")]
+    total = 0
+    for load in loads:
+        total += next((w for p, w in width.items() if load.matches(p)), 4)
+    return total * threads
+
+
+def gpu_timings(size: int = 4096, repeats: int = 10) -> dict[str, tuple[float, bool]]:
+    """On a GPU: ``{kernel: (TFLOP/s, ok)}`` for a square fp32 GEMM, and cuBLAS's (torch.mm
+    with TF32 off, so that it computes in fp32 as the kernels do)."""
+    from atlas.labkit.checks.kernels.cuda_common import build
+    from atlas.labkit.cuda.driver import arch_of_device, load_cubin
+
+    arch = arch_of_device()
+    b = build("sgemm.cu", archs=(arch,))
+    if b.errors[arch]:
+        raise RuntimeError("\n".join(b.errors[arch]))
+    module = load_cubin(b.cubins[arch].path)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    a = torch.randn(size, size, device="cuda")
+    bm = torch.randn(size, size, device="cuda")
+    ref = a @ bm
+    flops = 2 * size**3
+    out: dict[str, tuple[float, bool]] = {}
+    for kernel in ("sgemm_naive", "sgemm_smem", "sgemm_reg2d"):
+        c = torch.empty_like(ref)
+        grid, block = launch_shape(kernel, size, size)
+        ms = _timed(
+            lambda k=kernel, g=grid, t=block, c=c: module.launch(
+                k, g, t, a, bm, c, size, size, size
+            ),
+            repeats,
+        )
+        out[kernel] = (flops / ms / 1e9, bool(torch.allclose(c, ref, rtol=1e-3, atol=1e-2)))
+    out["cuBLAS (torch.mm)"] = (flops / _timed(lambda: a @ bm, repeats) / 1e9, True)
+    return out
+
+
+def _timed(run, repeats: int) -> float:
+    run()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(repeats):
+        run()
+    stop.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(stop) / repeats
