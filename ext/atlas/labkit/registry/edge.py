@@ -44,7 +44,7 @@ SOCS: dict[str, SoC] = {
         SoC(
             name="Apple M4",
             vendor="Apple",
-            memory="LPDDR5X unified memory",
+            memory="unified memory",
             max_memory_bytes=32 * GB,
             bandwidth=120 * GB,
             sources={"memory": "cite:apple2024m4 (M4: up to 32GB unified memory, 120GB/s)"},
@@ -52,7 +52,7 @@ SOCS: dict[str, SoC] = {
         SoC(
             name="Apple M4 Pro",
             vendor="Apple",
-            memory="LPDDR5X unified memory",
+            memory="unified memory",
             max_memory_bytes=64 * GB,
             bandwidth=273 * GB,
             sources={"memory": "cite:apple2024m4 (M4 Pro: up to 64GB, 273GB/s)"},
@@ -60,7 +60,7 @@ SOCS: dict[str, SoC] = {
         SoC(
             name="Apple M4 Max",
             vendor="Apple",
-            memory="LPDDR5X unified memory",
+            memory="unified memory",
             max_memory_bytes=128 * GB,
             bandwidth=546 * GB,
             sources={"memory": "cite:apple2024m4 (M4 Max: up to 128GB, 546GB/s)"},
