@@ -9,6 +9,7 @@ from __future__ import annotations
 from mutants import (
     agents,
     attention,
+    edge,
     hpc,
     kernels,
     models,
@@ -28,7 +29,7 @@ from mutants.base import Mutation
 
 CHAPTERS = (
     parallelism, serving, attention, moe, hpc, training, kernels, precision, speculative,
-    post_training, pytorch, profiling, agents, models, normalization, multimodal,
+    post_training, pytorch, profiling, agents, models, normalization, multimodal, edge,
 )  # fmt: skip
 MUTATIONS: list[Mutation] = [mutation for chapter in CHAPTERS for mutation in chapter.MUTATIONS]
 
