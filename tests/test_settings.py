@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from atlas.assets.config import AssetsConfig
+from atlas.history.config import HistoryConfig
 from atlas.i18n.config import I18nConfig
 from atlas.labs.config import LabsConfig
 from atlas.latex.config import LatexConfig
@@ -54,6 +55,7 @@ FEATURES = (
     LatexConfig,
     TeachConfig,
     I18nConfig,
+    HistoryConfig,
 )
 RULES = {name: rule for cls in FEATURES for name, rule in cls.rules().items()}
 
@@ -170,7 +172,7 @@ def test_each_dataclass_registers_exactly_its_fields(cls: type[Settings]) -> Non
 
 def test_every_setting_belongs_to_one_feature() -> None:
     names = [name for cls in FEATURES for name in cls.rules()]
-    assert len(names) == len(set(names)) == len(RULES) == 27
+    assert len(names) == len(set(names)) == len(RULES) == 28
     assert set(FEATURES) == {
         ProjectConfig,
         AssetsConfig,
@@ -180,6 +182,7 @@ def test_every_setting_belongs_to_one_feature() -> None:
         LatexConfig,
         TeachConfig,
         I18nConfig,
+        HistoryConfig,
     }
 
 
