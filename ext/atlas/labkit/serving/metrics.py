@@ -30,7 +30,9 @@ def tpot(ttft: float, e2e: float, output_len: int) -> float:
     return (e2e - ttft) / (output_len - 1) if output_len > 1 else 0.0
 
 
-def attainment(ttft: Sequence[float], tpots: Sequence[float], ttft_slo: float, tpot_slo: float) -> float:
+def attainment(
+    ttft: Sequence[float], tpots: Sequence[float], ttft_slo: float, tpot_slo: float
+) -> float:
     """Share of requests that met both objectives."""
     ok = sum(1 for a, b in zip(ttft, tpots, strict=True) if a <= ttft_slo and b <= tpot_slo)
     return ok / len(ttft)
@@ -53,8 +55,11 @@ def highest_rate(
 def binom_cdf(n: int, p: float) -> list[float]:
     """P(X <= k) for k = 0..n, X ~ Binomial(n, p), from the log-pmf (no overflow at large n)."""
     logs = [
-        math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
-        + k * math.log(p) + (n - k) * math.log1p(-p)
+        math.lgamma(n + 1)
+        - math.lgamma(k + 1)
+        - math.lgamma(n - k + 1)
+        + k * math.log(p)
+        + (n - k) * math.log1p(-p)
         for k in range(n + 1)
     ]
     cdf, total = [], 0.0

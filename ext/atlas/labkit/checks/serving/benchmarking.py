@@ -109,7 +109,9 @@ def coverage(n: int, q: float, ranks: tuple[int, int], trials: int, seed: int = 
     return hits / trials
 
 
-def memo(cost: Callable[[list[tuple[int, int]]], float]) -> Callable[[list[tuple[int, int]]], float]:
+def memo(
+    cost: Callable[[list[tuple[int, int]]], float],
+) -> Callable[[list[tuple[int, int]]], float]:
     """The same step cost, remembered per step shape: a batch-1 run repeats a few shapes
     thousands of times, and the roofline arithmetic need not be redone each time."""
     table: dict[tuple[tuple[int, int], ...], float] = {}
