@@ -258,4 +258,13 @@ MUTATIONS: list[Mutation] = [
         ("serving/benchmarking",),
         "the percentile's rank uses n instead of n - 1 (off by one order statistic)",
     ),
+    Mutation(
+        "ci-lower-rank",
+        "serving",
+        "serving/metrics.py",
+        "    return below[-1] + 1, above[0] + 1\n",
+        "    return below[-1], above[0] + 1\n",
+        ("serving/benchmarking",),
+        "the lower rank of the quantile's confidence interval is one order statistic too low",
+    ),
 ]

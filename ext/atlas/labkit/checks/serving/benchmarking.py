@@ -18,6 +18,7 @@ import random
 import statistics
 from collections.abc import Callable, Sequence
 from decimal import Decimal
+from fractions import Fraction
 
 ROLE = "check"
 
@@ -123,3 +124,18 @@ def memo(
         return table[key]
 
     return cached
+
+
+def ci_ranks_exact(n: int, q: Fraction) -> tuple[int, int] | None:
+    """The equal-tailed 95% order-statistic ranks for the ``q``-quantile, found by brute force
+    in exact rational arithmetic (integer binomial coefficients, no logarithms): the largest r
+    with P(C <= r - 1) <= 1/40 and the smallest s with P(C >= s) <= 1/40, C ~ Binomial(n, q)."""
+    alpha = Fraction(1, 40)
+    pmf = [math.comb(n, k) * q**k * (1 - q) ** (n - k) for k in range(n + 1)]
+    cum, cdf = Fraction(0), []
+    for p in pmf:
+        cum += p
+        cdf.append(cum)
+    rs = [r for r in range(1, n + 1) if cdf[r - 1] <= alpha]
+    ss = [s for s in range(1, n + 1) if 1 - cdf[s - 1] <= alpha]
+    return (max(rs), min(ss)) if rs and ss else None
