@@ -1,6 +1,6 @@
 """What a serving benchmark reports, computed from per-request times.
 
-TTFT, TPOT and end-to-end latency per request; their percentiles as ``numpy.percentile``
+Percentiles of per-request times (TTFT, TPOT, end-to-end latency) as ``numpy.percentile``
 computes them (linear interpolation between order statistics, the estimator vLLM's and
 SGLang's benchmark scripts call); SLO attainment and the highest rate that keeps it; and how
 many requests a percentile needs before its estimate can be trusted.
@@ -22,12 +22,6 @@ def percentile(values: Sequence[float], q: float) -> float:
     lo = math.floor(rank)
     hi = min(lo + 1, len(xs) - 1)
     return xs[lo] + (xs[hi] - xs[lo]) * (rank - lo)
-
-
-def tpot(ttft: float, e2e: float, output_len: int) -> float:
-    """Time per output token after the first: ``(e2e - ttft) / (output_len - 1)``; 0 for a
-    single-token answer (vLLM counts it so when it checks the TPOT objective)."""
-    return (e2e - ttft) / (output_len - 1) if output_len > 1 else 0.0
 
 
 def attainment(
