@@ -55,6 +55,7 @@ LADDER = (
     Step("reduce_atomic", None, _first),
 )
 VOLATILE = Step("reduce_last_warp_volatile", 2 * THREADS)
+WARP0 = Step("reduce_shuffle_warp0", None)  # block_sum with the second warp sum in warp 0 only
 
 
 def cpu_findings(

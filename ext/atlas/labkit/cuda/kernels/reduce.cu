@@ -196,3 +196,28 @@ extern "C" __global__ void reduce_atomic(const float* __restrict__ x, float* __r
   v = block_sum(v);
   if (threadIdx.x == 0) atomicAdd(out, v);
 }
+
+// Not a step: block_sum with the second warp sum in warp 0 only, as PyTorch's BlockReduceSum
+// does. Correct (the condition is the same for all 32 lanes of a warp), but ptxas cannot prove
+// that, so it also compiles a path for a warp that arrives diverged (BRA.DIV, extra shuffles).
+__device__ float block_sum_warp0(float v) {
+  __shared__ float warp_sums[kThreads / 32];
+  unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  v = warp_sum(v);
+  if (lane == 0) {
+    warp_sums[warp] = v;
+  }
+  __syncthreads();
+  v = lane < kThreads / 32 ? warp_sums[lane] : 0.0f;
+  if (warp == 0) v = warp_sum(v);
+  return v;
+}
+
+extern "C" __global__ void reduce_shuffle_warp0(const float* __restrict__ x,
+                                                float* __restrict__ out, int n) {
+  float v = 0.0f;
+  for (unsigned i = blockIdx.x * kThreads + threadIdx.x; i < n; i += kThreads * gridDim.x)
+    v += x[i];
+  v = block_sum_warp0(v);
+  if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
