@@ -225,8 +225,10 @@ def test_a_host_is_paced_and_a_dead_host_is_not_hammered(
     )  # fmt: skip
     times = sorted(t for t, _, path in server.log if path.startswith("/paced/"))
     assert len(times) == 4
-    # 0.3 s apart when sent; their arrival jitters under load (make test runs two builds at once)
-    assert min(b - a for a, b in zip(times, times[1:], strict=False)) >= 0.2
+    # Sent 0.3 s apart, so the four span 0.9 s (unpaced, parallel workers send them within
+    # milliseconds). Arrival jitters under load, and one late request can shrink a single gap to
+    # almost nothing (seen in CI on two busy cores), so the test bounds the span, not each gap.
+    assert times[-1] - times[0] >= 0.6
     dead_links = [link for link in data["links"] if dead in link["uri"]]
     assert {link["category"] for link in dead_links} == {"unreachable"}
     assert sum("its other links not requested" in link["info"] for link in dead_links) >= 2
