@@ -11,7 +11,7 @@ compiler's message or the wrong number, never a traceback.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -163,3 +163,20 @@ def occupancy_findings(b: Build, threads: int, claims: dict[str, dict[str, int]]
                 )
         out[arch] = found
     return out
+
+
+def gpu_time(run: Callable[[], object], repeats: int) -> float:
+    """Milliseconds per call of ``run`` on the GPU, by CUDA events after one warm-up call: the
+    one timer of the ``:needs: cuda`` labs (reduce, softmax, SGEMM), so that their rates are
+    measured the same way. torch is imported here only, when a GPU lab runs."""
+    import torch
+
+    run()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(repeats):
+        run()
+    stop.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(stop) / repeats

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from atlas.labkit.checks.kernels.cuda_common import Build, Findings
+from atlas.labkit.checks.kernels.cuda_common import Build, Findings, gpu_time
 from atlas.labkit.cuda.cpu import KernelRunError
 
 ROLE = "check"
@@ -113,17 +113,6 @@ def gpu_timings(
     fixed = 4 * torch.cuda.get_device_properties(0).multi_processor_count
     results: dict[str, dict[str, float]] = {}
 
-    def timed(run) -> float:
-        run()
-        torch.cuda.synchronize()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(repeats):
-            run()
-        stop.record()
-        torch.cuda.synchronize()
-        return start.elapsed_time(stop) / repeats
-
     for step in steps:
         out = torch.zeros(step.blocks(n, fixed), device="cuda")
 
@@ -131,11 +120,11 @@ def gpu_timings(
             out.zero_()
             module.launch(step.kernel, out.numel(), THREADS, x, out, n)
 
-        ms = timed(run)
+        ms = gpu_time(run, repeats)
         got = step.total(out.cpu())
         ok = abs(got - want) <= 1e-4 * float(x.abs().sum())
         results[step.kernel] = {"ms": ms, "gb_s": 4 * n / ms / 1e6, "ok": float(ok)}
-    ms = timed(lambda: x.sum())
+    ms = gpu_time(lambda: x.sum(), repeats)
     results["torch.sum"] = {"ms": ms, "gb_s": 4 * n / ms / 1e6, "ok": 1.0}
     return results
 

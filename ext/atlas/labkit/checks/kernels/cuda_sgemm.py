@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from atlas.labkit.checks.kernels.cuda_common import Build, Findings
+from atlas.labkit.checks.kernels.cuda_common import Build, Findings, gpu_time
 from atlas.labkit.cuda.cpu import KernelRunError
 
 ROLE = "check"
@@ -82,24 +82,12 @@ def gpu_timings(size: int = 4096, repeats: int = 10) -> dict[str, tuple[float, b
     for kernel in ("sgemm_naive", "sgemm_smem", "sgemm_reg2d"):
         c = torch.empty_like(ref)
         grid, block = launch_shape(kernel, size, size)
-        ms = _timed(
+        ms = gpu_time(
             lambda k=kernel, g=grid, t=block, c=c: module.launch(
                 k, g, t, a, bm, c, size, size, size
             ),
             repeats,
         )
         out[kernel] = (flops / ms / 1e9, bool(torch.allclose(c, ref, rtol=1e-3, atol=1e-2)))
-    out["cuBLAS (torch.mm)"] = (flops / _timed(lambda: a @ bm, repeats) / 1e9, True)
+    out["cuBLAS (torch.mm)"] = (flops / gpu_time(lambda: a @ bm, repeats) / 1e9, True)
     return out
-
-
-def _timed(run, repeats: int) -> float:
-    run()
-    torch.cuda.synchronize()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(repeats):
-        run()
-    stop.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(stop) / repeats

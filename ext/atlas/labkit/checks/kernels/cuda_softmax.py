@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from atlas.labkit.checks.kernels.cuda_common import Build, Findings
+from atlas.labkit.checks.kernels.cuda_common import Build, Findings, gpu_time
 from atlas.labkit.cuda.cpu import KernelRunError
 
 ROLE = "check"
@@ -79,20 +79,9 @@ def gpu_timings(
             y = torch.empty_like(x)
             grid = blocks(kernel, rows)
             args = (x, y, rows, cols)
-            ms = _timed(lambda k=kernel, g=grid, a=args: module.launch(k, g, THREADS, *a), repeats)
+            launch = lambda k=kernel, g=grid, a=args: module.launch(k, g, THREADS, *a)  # noqa: E731
+            ms = gpu_time(launch, repeats)
             row[kernel] = (ms, bool(torch.allclose(y, ref, rtol=1e-4, atol=1e-6)))
-        row["torch.softmax"] = (_timed(lambda x=x: torch.softmax(x, -1), repeats), True)
+        row["torch.softmax"] = (gpu_time(lambda x=x: torch.softmax(x, -1), repeats), True)
         results[rows, cols] = row
     return results
-
-
-def _timed(run, repeats: int) -> float:
-    run()
-    torch.cuda.synchronize()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(repeats):
-        run()
-    stop.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(stop) / repeats
