@@ -39,3 +39,31 @@ def launch(pw: Any) -> Any:
         executable_path=shutil.which("chromium"),
         args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
     )
+
+
+def search_results(html: Path, queries: list[str]) -> dict[str, list[str]]:
+    """The pages (names without .html) of each query's results, in order, from the built
+    search page opened from disk (both the ranking and the Chinese-search tests read them)."""
+    from playwright.sync_api import sync_playwright
+
+    found: dict[str, list[str]] = {}
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        try:
+            page = browser.new_context(offline=True).new_page()
+            for query in queries:
+                page.goto((html / "search.html").as_uri() + "?q=" + query)
+                page.wait_for_function(
+                    "document.querySelector('#search-results p.search-summary')"
+                    "?.textContent.length > 0",
+                    timeout=20_000,
+                )
+                links = page.locator("#search-results ul.search li a").evaluate_all(
+                    "links => links.map(a => a.getAttribute('href'))"
+                )
+                found[query] = [
+                    link.split("#")[0].split("?")[0].removesuffix(".html") for link in links
+                ]
+        finally:
+            browser.close()
+    return found

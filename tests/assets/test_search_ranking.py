@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tinybook import build_book, launch
+from tinybook import build_book, search_results
 
 pytestmark = pytest.mark.browser
 
@@ -23,36 +23,10 @@ PAGES = {
 QUERIES = {"paged attention": "paged", "block manager": "paged", "load balancing": "routing"}
 
 
-def ranked(html: Path, queries: list[str]) -> dict[str, list[str]]:
-    from playwright.sync_api import sync_playwright
-
-    found: dict[str, list[str]] = {}
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        try:
-            page = browser.new_context(offline=True).new_page()
-            for query in queries:
-                page.goto((html / "search.html").as_uri() + "?q=" + query)
-                page.wait_for_function(
-                    "document.querySelector('#search-results p.search-summary')"
-                    "?.textContent.length > 0",
-                    timeout=20_000,
-                )
-                links = page.locator("#search-results ul.search li a").evaluate_all(
-                    "links => links.map(a => a.getAttribute('href'))"
-                )
-                found[query] = [
-                    link.split("#")[0].split("?")[0].removesuffix(".html") for link in links
-                ]
-        finally:
-            browser.close()
-    return found
-
-
 def test_the_page_titled_by_the_query_ranks_first(tmp_path: Path) -> None:
     if shutil.which("chromium") is None:
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
     html, _ = build_book(tmp_path / "book", PAGES)
-    found = ranked(html, list(QUERIES))
+    found = search_results(html, list(QUERIES))
     for query, first in QUERIES.items():
         assert found[query] and found[query][0] == first, (query, found[query])
