@@ -182,7 +182,7 @@ def resources_with(flags: tuple[str, ...], arch: str = "sm_90") -> dict[str, Res
 def gpu_timings(n: int = 1 << 26, repeats: int = 20) -> dict[str, dict[str, float]]:
     """On a GPU, ``{name: {"ms", "gb_s", "ok"}}``: the copy at several strides (bandwidth of the
     bytes the kernel uses: 4 read and 4 written per element), the float4 copy and
-    ``torch.clone``; the three transposes of a 8192 x 8192 matrix and torch's; and the three
+    ``torch.clone``; the three transposes of a 8192 x 8192 matrix and torch's; and the four
     sums at 1 block of 256 threads per SM (8 warps) and at as many as fit (the occupancy of
     ptxas's report), against ``torch.sum``."""
     from atlas.labkit.checks.kernels.cuda_common import build
@@ -229,7 +229,7 @@ def gpu_timings(n: int = 1 << 26, repeats: int = 20) -> dict[str, dict[str, floa
     from atlas.labkit.cuda.occupancy import model_occupancy
 
     want = float(x.double().sum())
-    for kernel in SUMS[:3]:
+    for kernel in SUMS:
         fit = model_occupancy(b.resources[arch][kernel], THREADS).blocks
         for per_sm in sorted({1, fit}):
             partials = torch.empty(per_sm * sms * THREADS, device="cuda")
