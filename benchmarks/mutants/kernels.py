@@ -125,4 +125,23 @@ MUTATIONS: list[Mutation] = [
         ("kernels/cuda-sgemm",),
         "the tiled SGEMM loads the next tile while other threads still read the current one",
     ),
+    Mutation(
+        "cuda-transpose-no-barrier",
+        "kernels",
+        "cuda/kernels/memory.cu",
+        "    if (r0 + j < rows && c < cols) tile[y + j][x] = in[(r0 + j) * cols + c];\n"
+        "  __syncthreads();\n",
+        "    if (r0 + j < rows && c < cols) tile[y + j][x] = in[(r0 + j) * cols + c];\n",
+        ("kernels/cuda-memory",),
+        "the tiled transpose reads the tile's columns before the other warps have written them",
+    ),
+    Mutation(
+        "cuda-sum-tail-off-by-one",
+        "kernels",
+        "cuda/kernels/memory.cu",
+        "    for (int k = 4 * n4; k < n; ++k) s += x[k];",
+        "    for (int k = 4 * n4 + 1; k < n; ++k) s += x[k];",
+        ("kernels/cuda-memory",),
+        "the sum's scalar tail skips the first of the n % 4 floats that no float4 covers",
+    ),
 ]
