@@ -144,3 +144,13 @@ def products_after_loads(b: Build, kernel: str) -> dict[str, int]:
         first = next(n for n, i in enumerate(body) if i.matches("LDG"))
         out[arch] = sum(i.matches("FFMA") for i in body[first:])
     return out
+
+
+def barriers_per_block(b: Build, kernel: str, k: int) -> float:
+    """The ``__syncthreads`` one block of a blocked kernel passes on the CPU model for a
+    64 x 64 x ``k`` product: what the barriers of its K loop add up to when it runs."""
+    generator = torch.Generator().manual_seed(0)
+    a, bm = torch.randn(64, k, generator=generator), torch.randn(k, 64, generator=generator)
+    c = torch.empty(64, 64)
+    grid, block = launch_shape(kernel, 64, 64)
+    return b.cpu.launch(kernel, grid, block, a, bm, c, 64, 64, k).barriers_per_block  # type: ignore[union-attr]
