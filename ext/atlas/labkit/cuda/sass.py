@@ -69,6 +69,19 @@ class Kernel:
                 count += 1
         return count
 
+    def loop_bodies(self) -> list[Kernel]:
+        """The instructions of each loop the compiler kept, from a backward branch's target to the
+        branch, in order: what one iteration executes, as opposed to what a prologue (the first
+        tile a pipelined loop loads before it starts) or an epilogue adds to the whole kernel."""
+        bodies = []
+        for i in self.instructions:
+            target = re.search(r"(0x[0-9a-f]+)\s*$", i.operands) if i.matches("BRA") else None
+            if target and int(target[1], 16) < i.offset:
+                start = int(target[1], 16)
+                body = tuple(j for j in self.instructions if start <= j.offset <= i.offset)
+                bodies.append(Kernel(f"{self.name}@{start:04x}", self.arch, body))
+        return bodies
+
     def opcodes(self) -> list[str]:
         return [i.opcode for i in self.instructions]
 
