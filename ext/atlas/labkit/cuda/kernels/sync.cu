@@ -129,6 +129,7 @@ extern "C" __global__ void sum_last_block(const float* __restrict__ x, float* pa
   }
   __syncthreads();
   if (!last) return;  // the whole block leaves together: `last` is the same for all its threads
+  __threadfence();    // the reader's half: no load of a partial moves before the ticket's atomic
   float w = 0.0f;
   for (unsigned b = threadIdx.x; b < gridDim.x; b += kThreads) w += partial[b];
   __syncthreads();  // warp_sums is reused by the second block_total
