@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #define __global__
@@ -269,8 +270,11 @@ constexpr int warpSize = 32;
 
 inline void __syncthreads() { atlas_cuda::block_barrier(); }
 inline void __syncwarp(unsigned mask = 0xffffffffu) { atlas_cuda::warp_barrier(mask); }
+// Blocks run one after another on one OS thread, so every write is visible to every later read:
+// the fences have nothing to order here (on a GPU they compile to MEMBAR; kernels/cuda-sync.md).
 inline void __threadfence() {}
 inline void __threadfence_block() {}
+inline void __threadfence_system() {}
 
 template <class T>
 inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32) {
@@ -298,27 +302,58 @@ inline T __shfl_sync(unsigned mask, T v, int src_lane, int width = 32) {
                               [=](int lane) { return (lane / width) * width + src_lane % width; });
 }
 
-// Blocks run one at a time on one OS thread, so a read-modify-write is already atomic.
+// Warp votes: every lane of `mask` publishes its predicate, the lanes meet, each reads the mask's
+// predicates, and they meet again (as a shuffle does), so a lane missing from the vote deadlocks.
+inline unsigned __ballot_sync(unsigned mask, int predicate) {
+  atlas_cuda::Thread& t = atlas_cuda::me();
+  const size_t base = t.warp * 32;
+  atlas_cuda::launch_->slots[base + t.lane] = predicate != 0;
+  atlas_cuda::warp_barrier(mask);
+  unsigned votes = 0;
+  for (unsigned l = 0; l < 32 && base + l < atlas_cuda::launch_->threads.size(); ++l)
+    if ((mask & (1u << l)) && atlas_cuda::launch_->slots[base + l]) votes |= 1u << l;
+  atlas_cuda::warp_barrier(mask);
+  return votes;
+}
+inline int __any_sync(unsigned mask, int predicate) { return __ballot_sync(mask, predicate) != 0; }
+inline int __all_sync(unsigned mask, int predicate) {
+  return __ballot_sync(mask, predicate) == (mask & __ballot_sync(mask, 1));
+}
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline int __float_as_int(float x) {
+  int i;
+  std::memcpy(&i, &x, sizeof i);
+  return i;
+}
+inline float __int_as_float(int i) {
+  float x;
+  std::memcpy(&x, &i, sizeof x);
+  return x;
+}
+
+// Blocks run one at a time on one OS thread, so a read-modify-write is already atomic. The value
+// is not deduced (type_identity_t), so atomicAdd(unsigned*, int) converts as CUDA's overloads do.
 template <class T>
-inline T atomicAdd(T* address, T v) {
+inline T atomicAdd(T* address, std::type_identity_t<T> v) {
   T old = *address;
   *address = old + v;
   return old;
 }
 template <class T>
-inline T atomicMax(T* address, T v) {
+inline T atomicMax(T* address, std::type_identity_t<T> v) {
   T old = *address;
   *address = old > v ? old : v;
   return old;
 }
 template <class T>
-inline T atomicExch(T* address, T v) {
+inline T atomicExch(T* address, std::type_identity_t<T> v) {
   T old = *address;
   *address = v;
   return old;
 }
 template <class T>
-inline T atomicCAS(T* address, T compare, T v) {
+inline T atomicCAS(T* address, std::type_identity_t<T> compare, std::type_identity_t<T> v) {
   T old = *address;
   if (old == compare) *address = v;
   return old;
