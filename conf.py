@@ -69,8 +69,15 @@ html_title = "LLM Infra Atlas"
 html_static_path: list[str] = []
 html_theme_options = {
     "navigation_with_keys": True,
-    "source_edit_link": "",
 }
+# -- Links out (atlas.links) --------------------------------------------------------------------
+# The repository's address, https://github.com/OWNER/NAME (or GitLab): the one source of every
+# link out of the book (furo's view/edit buttons and footer icon, "Report a problem on this
+# page", the PDF's labcode captions, the clone command under each lab). Unset: this book has no
+# public address recorded yet; the pages then link only the PDFs, and "Run at home" names a
+# placeholder for the clone. Set it (or pass -D atlas_repository_url=...) once it is published.
+atlas_repository_url: str | None = None
+atlas_repository_branch = "main"  # the branch the edit links point at
 html_copy_source = False
 html_show_sourcelink = False
 
