@@ -35,6 +35,9 @@ exclude_patterns = ["_build", "**/.ipynb_checkpoints"]
 # Every cross-reference must resolve, in every build (not only `make check`): a setting that
 # differed between targets would make each switch re-read the book.
 nitpicky = True
+# Captioned figures (diagrams with :caption:) are numbered and {numref} can cite them; the word
+# ("Figure", 图) is each edition's own (atlas.assets.figures).
+numfig = True
 templates_path: list[str] = []
 # Two builds of the same commit give the same HTML: no build date in the pages.
 html_last_updated_fmt = None

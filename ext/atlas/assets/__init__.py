@@ -18,7 +18,8 @@ at their locked versions: a project-file check handed to atlas.project), ``diagr
 ``mermaid_parser`` and ``codelines`` (each line of a code block its own element, so that long
 lines wrap instead of scrolling). The search scorer (``search-scorer.js``) ranks titles that
 hold the query first; ``search_text`` puts a little text of every section into the search index,
-from which ``atlas-search-snippets.js`` draws each result's snippet (from disk too).
+from which ``atlas-search-snippets.js`` draws each result's snippet (from disk too);
+``figures`` gives numbered figures (Sphinx's numfig) their word in each edition.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ def _build_finished(app: Sphinx, exception: BaseException | None) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    from atlas.assets import diagrams, search_text
+    from atlas.assets import diagrams, figures, search_text
     from atlas.assets.check import check_offline_assets
     from atlas.project.registry import add_check, add_settings
 
@@ -126,6 +127,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     add_check(app, check_offline_assets, order=10, when="builder-inited")
     app.connect("config-inited", _config_inited)
     app.connect("config-inited", search_text.no_fetched_summaries)
+    app.connect("config-inited", figures.figure_word, priority=figures.PRIORITY)
     app.add_env_collector(search_text.SearchTextCollector)
     app.connect("builder-inited", search_text.use_index_with_text)
     app.add_css_file("atlas-code.css")
