@@ -20,6 +20,7 @@ PAGES = {
         "```{mermaid}\n:caption: The ring on four ranks.\n:name: fig-ring\n"
         "graph LR\n  C --> D\n```\n"
         "\n```mermaid\ngraph LR\n  E --> F\n```\n"
+        "\n```{code-block} python\n:caption: A captioned code block, not a figure.\n\nx = 1\n```\n"
     ),
 }
 QUIET = "atlas_labs_mode = 'off'\n"
@@ -33,7 +34,8 @@ def test_captioned_diagrams_are_numbered_and_cited_in_english(tmp_path: Path) ->
     html, warnings = build_book(tmp_path / "book", PAGES, QUIET)
     assert warnings == ""
     page = (html / "ch.html").read_text(encoding="utf-8")
-    assert captions(page) == ["Figure 1 ", "Figure 2 "]
+    assert captions(page) == ["Figure 1 ", "Figure 2 "]  # no "Listing 1" on the code block
+    assert "A captioned code block, not a figure." in page
     assert page.count("<figure") == 2 and page.count('class="mermaid"') == 3
     assert re.search(r'href="#fig-ring"[^>]*><span class="std std-numref">Figure 2</span>', page)
 

@@ -128,6 +128,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _config_inited)
     app.connect("config-inited", search_text.no_fetched_summaries)
     app.connect("config-inited", figures.figure_word, priority=figures.PRIORITY)
+    app.connect("env-get-updated", figures.only_figures, priority=figures.BEFORE_NUMBERS)
     app.add_env_collector(search_text.SearchTextCollector)
     app.connect("builder-inited", search_text.use_index_with_text)
     app.add_css_file("atlas-code.css")
