@@ -35,6 +35,9 @@ exclude_patterns = ["_build", "**/.ipynb_checkpoints"]
 # Every cross-reference must resolve, in every build (not only `make check`): a setting that
 # differed between targets would make each switch re-read the book.
 nitpicky = True
+# Captioned figures (diagrams with :caption:) are numbered and {numref} can cite them; the word
+# ("Figure", 图) is each edition's own (atlas.assets.figures).
+numfig = True
 templates_path: list[str] = []
 # Two builds of the same commit give the same HTML: no build date in the pages.
 html_last_updated_fmt = None
@@ -69,8 +72,15 @@ html_title = "LLM Infra Atlas"
 html_static_path: list[str] = []
 html_theme_options = {
     "navigation_with_keys": True,
-    "source_edit_link": "",
 }
+# -- Links out (atlas.links) --------------------------------------------------------------------
+# The repository's address, https://github.com/OWNER/NAME (or GitLab): the one source of every
+# link out of the book (furo's view/edit buttons and footer icon, "Report a problem on this
+# page", the PDF's labcode captions, the clone command under each lab). Unset: this book has no
+# public address recorded yet; the pages then link only the PDFs, and "Run at home" names a
+# placeholder for the clone. Set it (or pass -D atlas_repository_url=...) once it is published.
+atlas_repository_url: str | None = None
+atlas_repository_branch = "main"  # the branch the edit links point at
 html_copy_source = False
 html_show_sourcelink = False
 

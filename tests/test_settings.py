@@ -143,9 +143,9 @@ def test_a_rule_checks_the_meaning_too() -> None:
     intervals = RefsConfig.rules()["atlas_linkcheck_host_intervals"]
     assert intervals.problem({"arxiv.org": 3}) is None
     assert intervals.problem({"arxiv.org": -1}) == "must map host names to seconds >= 0"
-    url = TeachConfig.rules()["atlas_repository_url"]
-    assert url.problem(None) is None and url.problem("https://x/blob/main/") is None
-    assert url.problem("ftp://x") == "must be an http(s) address"
+    url = ProjectConfig.rules()["atlas_repository_url"]
+    assert url.problem(None) is None and url.problem("https://github.com/o/n") is None
+    assert url.problem("https://github.com/o/n/blob/main/").endswith("not a page in it")
 
 
 # -- the dataclasses ----------------------------------------------------------------------------
@@ -172,7 +172,7 @@ def test_each_dataclass_registers_exactly_its_fields(cls: type[Settings]) -> Non
 
 def test_every_setting_belongs_to_one_feature() -> None:
     names = [name for cls in FEATURES for name in cls.rules()]
-    assert len(names) == len(set(names)) == len(RULES) == 28
+    assert len(names) == len(set(names)) == len(RULES) == 29
     assert set(FEATURES) == {
         ProjectConfig,
         AssetsConfig,
@@ -272,9 +272,9 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             "(e.g. -D atlas_upstream_lock=update)",
         ),
         (
-            "atlas_repository_url", "ftp://x", "ftp://x",
-            "atlas_repository_url = 'ftp://x': must be an http(s) address; fix it there",
-            "-D atlas_repository_url=ftp://x: must be an http(s) address",
+            "atlas_repository_branch", "a b", "a b",
+            "atlas_repository_branch = 'a b': must be a branch name, such as 'main'; fix it there",
+            "-D atlas_repository_branch=a b: must be a branch name, such as 'main'",
         ),
         (
             "atlas_labs_show_times", "yes", "maybe",

@@ -41,12 +41,13 @@ def launch(pw: Any) -> Any:
     )
 
 
-def search_results(html: Path, queries: list[str]) -> dict[str, list[str]]:
-    """The pages (names without .html) of each query's results, in order, from the built
-    search page opened from disk (both the ranking and the Chinese-search tests read them)."""
+def search_page(html: Path, queries: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """(page, snippet) of each query's results, in order, from the built search page opened
+    from disk (page: the name without .html; snippet: the result's text under its title, ""
+    when it has none). The ranking, snippet and Chinese-search tests read them."""
     from playwright.sync_api import sync_playwright
 
-    found: dict[str, list[str]] = {}
+    found: dict[str, list[tuple[str, str]]] = {}
     with sync_playwright() as pw:
         browser = launch(pw)
         try:
@@ -58,12 +59,19 @@ def search_results(html: Path, queries: list[str]) -> dict[str, list[str]]:
                     "?.textContent.length > 0",
                     timeout=20_000,
                 )
-                links = page.locator("#search-results ul.search li a").evaluate_all(
-                    "links => links.map(a => a.getAttribute('href'))"
+                rows = page.locator("#search-results ul.search li").evaluate_all(
+                    "items => items.map(li => [li.querySelector('a').getAttribute('href'),"
+                    " li.querySelector('p.context')?.textContent ?? ''])"
                 )
                 found[query] = [
-                    link.split("#")[0].split("?")[0].removesuffix(".html") for link in links
+                    (link.split("#")[0].split("?")[0].removesuffix(".html"), snippet)
+                    for link, snippet in rows
                 ]
         finally:
             browser.close()
     return found
+
+
+def search_results(html: Path, queries: list[str]) -> dict[str, list[str]]:
+    """The pages (names without .html) of each query's results, in order (:func:`search_page`)."""
+    return {q: [name for name, _ in rows] for q, rows in search_page(html, queries).items()}

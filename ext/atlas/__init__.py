@@ -9,7 +9,8 @@ or a command line), ``settings`` (typed settings), ``processes`` (what the lab r
 labkit's ranks share). The feature ``i18n`` builds the Chinese edition (gettext catalogs, stale
 units shown in English with a banner, the language switch, Chinese search, the glossary, the
 status); ``history`` writes the dated changelog and each page's last change from the book's own
-git history. ``labkit`` is the code labs import, never imported by Sphinx itself. No two packages
+git history; ``links`` the links out of every page (repository, edit, report a problem, the
+PDFs). ``labkit`` is the code labs import, never imported by Sphinx itself. No two packages
 import each other, even through others (tests/test_package_imports.py).
 """
 
@@ -32,6 +33,7 @@ FEATURES = (
     "atlas.teach",
     "atlas.i18n",
     "atlas.history",
+    "atlas.links",
 )
 
 

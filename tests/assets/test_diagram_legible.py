@@ -1,5 +1,6 @@
 """A wide mermaid diagram keeps labels of at least 12 px at 1280 px and scrolls sideways in its
-box, where fitting it to the column shrank them to 9 px (issue 44)."""
+box, where fitting it to the column shrank them to 9 px (issue 44); a caption (a numbered
+figure) changes none of that."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ pytestmark = pytest.mark.browser
 
 WIDE = " --> ".join(f"N{i}[a long label for step {i} of the loop]" for i in range(9))
 PAGE = (
-    f"# Diagrams\n\n```mermaid\ngraph LR\n  {WIDE}\n```\n\n```mermaid\ngraph LR\n  A --> B\n```\n"
+    "# Diagrams\n\n```mermaid\n:caption: A wide loop.\n:name: fig-wide\n"
+    f"graph LR\n  {WIDE}\n```\n\n"
+    "```mermaid\ngraph LR\n  A --> B\n```\n"
 )
 
 

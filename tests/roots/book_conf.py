@@ -30,6 +30,9 @@ copybutton_exclude = ".linenos, .gp, .go"  # as conf.py: prompts and outputs are
 root_doc = "index"
 exclude_patterns = ["_build"]
 nitpicky = True
+# Captioned figures (diagrams with :caption:) are numbered and {numref} can cite them; the word
+# ("Figure", 图) is each edition's own (atlas.assets.figures).
+numfig = True
 html_last_updated_fmt = None  # two builds of the same sources give the same HTML
 today_fmt = "%Y"
 

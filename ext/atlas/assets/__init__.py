@@ -17,7 +17,9 @@ Modules: this one (the copy and the page hook), ``config``, ``check`` (the npm f
 at their locked versions: a project-file check handed to atlas.project), ``diagrams``,
 ``mermaid_parser`` and ``codelines`` (each line of a code block its own element, so that long
 lines wrap instead of scrolling). The search scorer (``search-scorer.js``) ranks titles that
-hold the query first.
+hold the query first; ``search_text`` puts a little text of every section into the search index,
+from which ``atlas-search-snippets.js`` draws each result's snippet (from disk too);
+``figures`` gives numbered figures (Sphinx's numfig) their word in each edition.
 """
 
 from __future__ import annotations
@@ -74,7 +76,11 @@ def _builder_inited(app: Sphinx) -> None:
 def _page_context(
     app: Sphinx, pagename: str, templatename: str, context: dict, doctree: nodes.document | None
 ) -> None:
-    if doctree is None or app.builder.format != "html":
+    if app.builder.format != "html":
+        return
+    if templatename == "search.html":
+        app.add_js_file("atlas-search-snippets.js", loading_method="defer")
+    if doctree is None:
         return
     if "body" in context:
         context["body"] = wrap_code_lines(context["body"])
@@ -109,7 +115,7 @@ def _build_finished(app: Sphinx, exception: BaseException | None) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    from atlas.assets import diagrams
+    from atlas.assets import diagrams, figures, search_text
     from atlas.assets.check import check_offline_assets
     from atlas.project.registry import add_check, add_settings
 
@@ -120,9 +126,14 @@ def setup(app: Sphinx) -> dict[str, Any]:
     add_settings(app, AssetsConfig)
     add_check(app, check_offline_assets, order=10, when="builder-inited")
     app.connect("config-inited", _config_inited)
+    app.connect("config-inited", search_text.no_fetched_summaries)
+    app.connect("config-inited", figures.figure_word, priority=figures.PRIORITY)
+    app.connect("env-get-updated", figures.only_figures, priority=figures.BEFORE_NUMBERS)
+    app.add_env_collector(search_text.SearchTextCollector)
+    app.connect("builder-inited", search_text.use_index_with_text)
     app.add_css_file("atlas-code.css")
     app.connect("builder-inited", _builder_inited)
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _build_finished)
-    # env_version: bump when diagrams.DiagramsState changes shape.
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
+    # env_version: bump when diagrams.DiagramsState or search_text.SearchTextState change shape.
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

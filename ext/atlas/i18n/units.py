@@ -65,7 +65,9 @@ def stale_units(
 
 def banner(language: str, count: int) -> nodes.container:
     text = BANNERS.get(language, BANNER_FALLBACK).format(n=count)
-    box = nodes.container(classes=[BANNER])
+    # no-search: Sphinx's index and the search snippets leave the banner out (it is no text of
+    # the page's, and every stale page would match its words)
+    box = nodes.container(classes=[BANNER, "no-search"])
     box += nodes.paragraph(text, text)
     return box
 

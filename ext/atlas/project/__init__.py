@@ -13,7 +13,9 @@ feature: each hands over its settings and its checks of project files at setup (
 - ``vanished``: what a removed or renamed page leaves behind: every link to it is an error
   in every build, and its HTML and ``_labs`` file are deleted;
 - ``envstate``: build state kept one way for every feature (a typed ``PageState``);
-- ``order``: the book's reading order, from its toctrees (the problem index, the labs table).
+- ``order``: the book's reading order, from its toctrees (the problem index, the labs table);
+- ``repository``: the repository's address (one setting) and every address made from it;
+  ``checkout``: where the book sits in it and the commit being built, for the links out.
 """
 
 from __future__ import annotations

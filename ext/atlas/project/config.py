@@ -13,8 +13,8 @@ extensions add later without a dataclass are checked against the types they were
 with. Once checked, each feature's typed object is built, for ``XConfig.of(app)``.
 
 The dataclasses are those the features handed over at setup (:mod:`atlas.project.registry`);
-this module imports none of them. This project's own setting, ``atlas_strict_allow``, is
-declared here (:class:`ProjectConfig`).
+this module imports none of them. This project's own settings, ``atlas_strict_allow`` and
+the repository's address and branch, are declared here (:class:`ProjectConfig`).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from sphinx.config import Config
 
 from atlas.project.errors import Problem, fail, shown
 from atlas.project.registry import registry
+from atlas.project.repository import address_problem, branch_problem
 from atlas.settings import TEXTS, Invalid, Rule, Settings, remember, setting, texts
 
 PREFIX = "atlas_"
@@ -45,6 +46,23 @@ class ProjectConfig(Settings):
         rule=TEXTS,
         convert=texts,
         doc="Warning types a strict build tolerates (`make check` allows upstream.missing).",
+    )
+    # Where the book's repository lives: every link out of the book is made from these two
+    # (atlas.project.repository). Read while writing pages, and by the PDF's captions.
+    repository_url: str | None = setting(
+        "atlas_repository_url",
+        default=None,
+        rebuild="env",
+        rule=Rule("text", optional=True, meaning=address_problem),
+        doc="The repository's address (https://github.com/OWNER/NAME); None: no repository, "
+        "edit or report links (the PDF links and the run-at-home steps stay).",
+    )
+    repository_branch: str = setting(
+        "atlas_repository_branch",
+        default="main",
+        rebuild="env",
+        rule=Rule("text", meaning=branch_problem),
+        doc="The branch the edit links and the PDF's labcode captions point at.",
     )
 
 

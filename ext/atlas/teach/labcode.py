@@ -39,7 +39,8 @@ from atlas.code.select import (
 )
 from atlas.code.spec import SpecError, line_ranges, parse_spec
 from atlas.labs.imports import LABKIT
-from atlas.teach.config import TeachConfig, labkit_root
+from atlas.project.checkout import checkout, repository
+from atlas.teach.config import labkit_root
 from atlas.teach.state import teach_state
 
 logger = logging.getLogger(__name__)
@@ -254,10 +255,12 @@ class LabcodeRole(SphinxRole):
 
 # -- per-builder links and the copied files ---------------------------------------------------
 def resolve_links(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    """HTML: link to the copy in ``_labkit/``. Elsewhere: to ``atlas_repository_url`` when set,
-    else the link becomes plain text (the caption already names the repository path)."""
+    """HTML: link to the copy in ``_labkit/``. Elsewhere: to the file at the repository's
+    branch when ``atlas_repository_url`` is set, else the link becomes plain text (the caption
+    already names the repository path)."""
     html = app.builder.format == "html"
-    base = TeachConfig.of(app).repository_url
+    repo = repository(app)
+    prefix = checkout(app).prefix
     for ref in list(doctree.findall(nodes.reference)):
         path = ref.get("labcode_path")
         if not path:
@@ -265,8 +268,8 @@ def resolve_links(app: Sphinx, doctree: nodes.document, docname: str) -> None:
         if html:
             page = app.builder.get_target_uri(docname)
             ref["refuri"] = relative_uri(page, f"{OUTPUT_FOLDER}/{path}")
-        elif base:
-            ref["refuri"] = base.rstrip("/") + "/" + REPO_PREFIX + path
+        elif repo is not None:
+            ref["refuri"] = repo.file(prefix + REPO_PREFIX + path)
         else:
             text = nodes.inline("", "", *ref.children, classes=ref["classes"])
             ref.replace_self(text)

@@ -261,7 +261,27 @@ def add_lab_links(app: Any, doctree: nodes.document, docname: str) -> None:
                     para += nodes.Text(", ")
                 uri = app.builder.get_relative_uri(docname, other)
                 para += nodes.reference("", f"{name} ({other})", refuri=uri)
-        node["atlas_links"] = [para]
+        node["atlas_links"] = [para, how_to_run(app, name.rsplit("/", 1)[-1])]
+
+
+def how_to_run(app: Any, file: str) -> nodes.paragraph:
+    """Under the links: how to get the book and run the file (``git clone``, ``make setup``, the
+    command). With no repository address set, the clone names a placeholder for it."""
+    from atlas.project.checkout import repository
+
+    repo = repository(app)
+    address = repo.url if repo is not None else _("<the book's repository address>")
+    folder = repo.name if repo is not None else _("<its folder>")
+    para = nodes.paragraph(classes=["atlas-run-at-home"])
+    para += nodes.Text(_("To run it, get the book: "))
+    para += nodes.literal("", f"git clone {address}")
+    para += nodes.Text(", ")
+    para += nodes.literal("", f"cd {folder}")
+    para += nodes.Text(", ")
+    para += nodes.literal("", "make setup")
+    para += nodes.Text(_("; then, with the file saved in that folder: "))
+    para += nodes.literal("", f".venv/bin/python {file}")
+    return para
 
 
 def write_files(app: Any, exception: BaseException | None) -> None:
