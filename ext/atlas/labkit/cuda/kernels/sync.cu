@@ -53,7 +53,7 @@ extern "C" __global__ void count_warp_aggregated(const float* __restrict__ x, un
   unsigned i = blockIdx.x * kThreads + threadIdx.x;
   bool pass = i < n && x[i] > threshold;
   unsigned votes = __ballot_sync(kFull, pass);  // every lane reaches the vote
-  if (threadIdx.x % warpSize == 0 && votes != 0) atomicAdd(count, __popc(votes));
+  if (threadIdx.x % 32 == 0 && votes != 0) atomicAdd(count, __popc(votes));
 }
 
 // Counting, 3: threads add into a shared counter, and one thread per block adds it to the global.
