@@ -133,3 +133,38 @@ EXP_THROUGHPUT_SOURCES: dict[str, str] = {
     "H100-SXM": "cite:shah2024flashattention3 (section 3: the H100 SXM5 has 989 TFLOPS of "
     "FP16 matmul but only 3.9 TFLOPS of special functions such as exponential)",
 }
+
+
+# --- added for kernels (SGEMM) ---
+# The fp32 rate of the CUDA cores (no tensor cores): what an SGEMM kernel without tensor cores
+# can reach, and the cores per SM, which with the peak give the clock at which shared memory
+# serves its banks (``smem_banks * smem_bank_bytes`` bytes per clock per SM).
+
+
+@dataclass(frozen=True)
+class Fp32Cores:
+    """fp32 CUDA cores per SM (one multiply-add per clock each) and the part's fp32 peak."""
+
+    cores_per_sm: int
+    peak_flops: float  # FLOP/s, a multiply-add counted as two
+    source: str
+
+
+FP32_CORES: dict[str, Fp32Cores] = {
+    "A100-80GB-SXM": Fp32Cores(
+        64,
+        19.5 * TERA,
+        "cite:nvidia2020ampere (64 FP32 cores per SM); cite:nvidia2020a100 (FP32 19.5 TFLOPS)",
+    ),
+    "H100-SXM": Fp32Cores(
+        128,
+        67 * TERA,
+        "cite:nvidia2022hopper (128 FP32 cores per SM); cite:nvidia2022h100 (H100 SXM: FP32 67 "
+        "teraFLOPS)",
+    ),
+    "H200-SXM": Fp32Cores(
+        128,
+        67 * TERA,
+        "cite:nvidia2022hopper (the GH100 SM); cite:nvidia2024h200 (H200 SXM: FP32 67 teraFLOPS)",
+    ),
+}

@@ -15,9 +15,16 @@ ROLE = "check"
 
 RAGGED = ((67, 45, 33), (1, 17, 5), (40, 96, 130))  # M, N, K: no multiple of a tile hides a bound
 TILED = ((128, 64, 48), (64, 192, 16))  # multiples of 64 (M, N) and 16 (K)
-BLOCKED = ("sgemm_reg2d", "sgemm_dbuf", "sgemm_warptile")  # 256 threads per 64 x 64 tile
-LADDER = {"sgemm.cu": ("sgemm_naive", "sgemm_smem", "sgemm_reg2d"),
+BLOCKED = ("sgemm_reg1d", "sgemm_reg2d_scalar", "sgemm_reg2d", "sgemm_dbuf", "sgemm_warptile")
+LADDER = {"sgemm.cu": ("sgemm_naive", "sgemm_smem", "sgemm_reg1d", "sgemm_reg2d_scalar",
+                       "sgemm_reg2d"),
           "sgemm_ladder.cu": ("sgemm_dbuf", "sgemm_warptile")}  # fmt: skip
+# The ladder table's intensities, flops per byte: (global, per distinct byte a warp reads from
+# shared memory at one k); the naive kernel reads no shared memory.
+INTENSITY = {"sgemm_naive": (1 / 4, None), "sgemm_smem": (4, 64 / 72),
+             "sgemm_reg1d": (16, 1024 / 192), "sgemm_reg2d_scalar": (16, 1024 / 288),
+             "sgemm_reg2d": (16, 1024 / 288), "sgemm_dbuf": (16, 1024 / 288),
+             "sgemm_warptile": (16, 1024 / 192)}  # fmt: skip
 
 
 def launch_shape(kernel: str, m: int, n: int) -> tuple[tuple[int, int], tuple[int, int] | int]:
@@ -108,6 +115,26 @@ def gpu_timings(size: int = 4096, repeats: int = 10) -> dict[str, tuple[float, b
         )
         out[kernel] = (flops / ms / 1e9, bool(torch.allclose(c, ref, rtol=1e-3, atol=1e-2)))
     out["cuBLAS (torch.mm)"] = (flops / gpu_time(lambda: a @ bm, repeats) / 1e9, True)
+    return out
+
+
+def predicted_tflops(gpu_name: str) -> dict[str, float]:
+    """The page's bound per kernel on the registry's ``gpu_name``, in TFLOP/s: the smallest of the
+    fp32 peak of the CUDA cores, global intensity times HBM bandwidth, and warp shared intensity
+    times shared bandwidth (32 banks of 4 bytes a clock per SM, at the clock the peak implies).
+    A roofline: it sees bytes and flops, not the instructions that move them."""
+    from atlas.labkit.registry.hardware import gpu
+    from atlas.labkit.registry.sm import FP32_CORES, sm_limits
+
+    part, cores, sm = gpu(gpu_name), FP32_CORES[gpu_name], sm_limits(gpu_name)
+    clock = cores.peak_flops / (2 * cores.cores_per_sm * part.sms)  # type: ignore[operator]
+    shared = sm.smem_banks * sm.smem_bank_bytes * part.sms * clock  # type: ignore[operator]
+    out = {}
+    for kernel, (i_global, i_warp) in INTENSITY.items():
+        bounds = [cores.peak_flops, i_global * part.hbm_bandwidth]
+        if i_warp is not None:
+            bounds.append(i_warp * shared)
+        out[kernel] = min(bounds) / 1e12
     return out
 
 

@@ -1,5 +1,6 @@
 // SGEMM, C = A B for row-major fp32 matrices, A M x K, B K x N (kernels/cuda-sgemm.md): the naive
-// kernel, shared-memory tiles, and 2-D register blocking with vector loads. All blocks have 256
+// kernel, shared-memory tiles, 1-D register blocking, 2-D register blocking with scalar loads,
+// and 2-D register blocking with vector loads and a transposed tile of A. All blocks have 256
 // threads.
 
 // Naive: one thread per element of C, a 16 x 16 block of threads per 16 x 16 tile of C. Each
@@ -37,6 +38,81 @@ extern "C" __global__ void sgemm_smem(const float* __restrict__ A, const float* 
 }
 
 constexpr int kBM = 64, kBN = 64, kBK = 16, kTM = 4, kTN = 4;
+
+// 1-D register blocking: a 64 x 64 tile of C per block of 256 threads, a column of 16 outputs per
+// thread (rows 16 (t / 64) to 16 (t / 64) + 15 of column t % 64), accumulated in 16 registers. Per
+// step of k the thread reads one value of B into a register and 16 of A, and does 16 multiply-adds
+// with that one B value. Loads are scalar, 4 elements of each tile per thread, coalesced along rows.
+// Requires M and N multiples of 64 and K of 16 (the launcher checks it).
+extern "C" __global__ void sgemm_reg1d(const float* __restrict__ A, const float* __restrict__ B,
+                                       float* __restrict__ C, int M, int N, int K) {
+  constexpr int kT1 = 16;  // outputs per thread, one column
+  __shared__ float As[kBM][kBK], Bs[kBK][kBN];
+  int t = threadIdx.x;
+  int tr = t / kBN, tc = t % kBN;  // this thread's column of 16 outputs
+  const float* Ab = A + blockIdx.y * kBM * K;
+  const float* Bb = B + blockIdx.x * kBN;
+  float acc[kT1] = {};
+  for (int k0 = 0; k0 < K; k0 += kBK) {
+#pragma unroll
+    for (int l = 0; l < 4; ++l) {
+      int ar = t / kBK + l * (256 / kBK), br = t / kBN + l * (256 / kBN);
+      As[ar][t % kBK] = Ab[ar * K + k0 + t % kBK];
+      Bs[br][tc] = Bb[(k0 + br) * N + tc];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kBK; ++k) {
+      float b = Bs[k][tc];
+#pragma unroll
+      for (int i = 0; i < kT1; ++i) acc[i] += As[tr * kT1 + i][k] * b;
+    }
+    __syncthreads();
+  }
+  float* Cb = C + (blockIdx.y * kBM + tr * kT1) * N + blockIdx.x * kBN + tc;
+#pragma unroll
+  for (int i = 0; i < kT1; ++i) Cb[i * N] = acc[i];
+}
+
+// 2-D register blocking with the loads of sgemm_reg1d: the 4 x 4 sub-tile and outer product of
+// sgemm_reg2d, but scalar global loads and A's tile stored as it is in memory (row-major).
+extern "C" __global__ void sgemm_reg2d_scalar(const float* __restrict__ A,
+                                              const float* __restrict__ B, float* __restrict__ C,
+                                              int M, int N, int K) {
+  __shared__ float As[kBM][kBK], Bs[kBK][kBN];
+  int t = threadIdx.x;
+  int tr = t / (kBN / kTN), tc = t % (kBN / kTN);  // this thread's 4 x 4 sub-tile
+  const float* Ab = A + blockIdx.y * kBM * K;
+  const float* Bb = B + blockIdx.x * kBN;
+  float acc[kTM][kTN] = {};
+  for (int k0 = 0; k0 < K; k0 += kBK) {
+#pragma unroll
+    for (int l = 0; l < 4; ++l) {
+      int ar = t / kBK + l * (256 / kBK), br = t / kBN + l * (256 / kBN);
+      As[ar][t % kBK] = Ab[ar * K + k0 + t % kBK];
+      Bs[br][t % kBN] = Bb[(k0 + br) * N + t % kBN];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kBK; ++k) {
+      float av[kTM], bv[kTN];
+#pragma unroll
+      for (int i = 0; i < kTM; ++i) av[i] = As[tr * kTM + i][k];
+#pragma unroll
+      for (int j = 0; j < kTN; ++j) bv[j] = Bs[k][tc * kTN + j];
+#pragma unroll
+      for (int i = 0; i < kTM; ++i)
+#pragma unroll
+        for (int j = 0; j < kTN; ++j) acc[i][j] += av[i] * bv[j];
+    }
+    __syncthreads();
+  }
+  float* Cb = C + (blockIdx.y * kBM + tr * kTM) * N + blockIdx.x * kBN + tc * kTN;
+#pragma unroll
+  for (int i = 0; i < kTM; ++i)
+#pragma unroll
+    for (int j = 0; j < kTN; ++j) Cb[i * N + j] = acc[i][j];
+}
 
 // 2-D register blocking: a 64 x 64 tile of C per block of 256 threads, a 4 x 4 sub-tile of it per
 // thread, accumulated in 16 registers. Per step of k the thread reads 4 values of A and 4 of B
