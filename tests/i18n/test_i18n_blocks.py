@@ -147,9 +147,11 @@ def test_which_strings_are_units() -> None:
     assert [is_phrase(t) for t in ("max", "kv", " s", " bytes", "emit ", "kv heads")] == [
         False, False, False, True, True, True,
     ]  # fmt: skip
-    code = '---\ntitle: "a title"\n---\nflowchart LR\n  A["two words"] --> B["x"]'
-    assert strings_of("mermaid", code) == ["two words"]  # front matter and a symbol stay
-    assert replace_strings("mermaid", code, {"two words": "两个词", "a title": "no"}).startswith(
-        '---\ntitle: "a title"\n---\nflowchart LR\n  A["两个词"]'
+    code = (
+        '---\ntitle: "a title"\n---\n%%{init: {"gantt": {"displayMode": "compact"}}}%%\n'
+        'flowchart LR\n  A["two words"] --> B["x"]'
     )
+    assert strings_of("mermaid", code) == ["two words"]  # front matter, %% settings, a symbol stay
+    replaced = replace_strings("mermaid", code, {"two words": "两个词", "gantt": "no", "x": "y"})
+    assert replaced == code.replace('"two words"', '"两个词"')  # settings and symbols untouched
     assert syntax_problem("mermaid", "好") is None and syntax_problem("math", "a}b{") is not None

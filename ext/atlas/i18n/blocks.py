@@ -78,10 +78,18 @@ def _split_front(code: str) -> tuple[str, str]:
     return (match.group(0), code[match.end() :]) if match else ("", code)
 
 
+def _in_directive(diagram: str, match: re.Match[str]) -> bool:
+    """Whether a quoted string stands on a ``%%`` line (``%%{init: {"gantt": ...}}%%``, a
+    comment): settings, never words."""
+    start = diagram.rfind("\n", 0, match.start()) + 1
+    return diagram[start:].lstrip().startswith("%%")
+
+
 def strings_of(kind: str, code: str) -> list[str]:
     """The unit strings of a block, each once, in order."""
     if kind == MERMAID:
-        found = [m.group(1) for m in LABEL.finditer(_split_front(code)[1])]
+        diagram = _split_front(code)[1]
+        found = [m.group(1) for m in LABEL.finditer(diagram) if not _in_directive(diagram, m)]
         return list(dict.fromkeys(s for s in found if is_label(s)))
     found = [m.group(1) for m in TEXT.finditer(code)]
     return list(dict.fromkeys(s for s in found if is_phrase(s)))
@@ -91,9 +99,20 @@ def replace_strings(kind: str, code: str, translations: dict[str, str]) -> str:
     """``code`` with each unit string replaced by its translation, nothing else touched."""
     if kind == MERMAID:
         front, diagram = _split_front(code)
-        body = LABEL.sub(lambda m: f'"{translations.get(m.group(1), m.group(1))}"', diagram)
+
+        def label(m: re.Match[str]) -> str:
+            if _in_directive(diagram, m) or not is_label(m.group(1)):
+                return m.group(0)
+            return f'"{translations.get(m.group(1), m.group(1))}"'
+
+        body = LABEL.sub(label, diagram)
         return front + body
-    return TEXT.sub(lambda m: "\\text{" + translations.get(m.group(1), m.group(1)) + "}", code)
+
+    def text(m: re.Match[str]) -> str:
+        said = m.group(1)
+        return "\\text{" + (translations.get(said, said) if is_phrase(said) else said) + "}"
+
+    return TEXT.sub(text, code)
 
 
 def syntax_problem(kind: str, translation: str) -> str | None:
