@@ -71,7 +71,7 @@ def test_a_translated_problem_keeps_its_number_and_topic(rootdir: Path, tmp_path
         write_po(handle, catalog)
     zh, en = build(src, "zh_CN"), build(src, "en")
     assert "习题 1：二十一的两倍" in zh["ch/problems"]
-    assert '<span class="atlas-problem-topic"> (arithmetic)</span>' in zh["ch/problems"]
+    assert '<span class="atlas-problem-topic"> (计算)</span>' in zh["ch/problems"]
     assert "习题 2：A wrong answer" in zh["ch/problems"]  # untranslated: English, numbered
     assert "二十一的两倍" in zh["bank"] and "共 2 道习题" in zh["bank"]
     assert "实验：" in zh["ch/problems"] and "Lab: " not in zh["ch/problems"]

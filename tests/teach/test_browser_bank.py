@@ -31,7 +31,7 @@ PAGES = {
     "serving/index.md": "# Serving\n\n```{toctree}\nproblems\n```\n",
     "serving/problems.md": "# Problems\n\n"
     + problem("serving-a", "memory", "hard", "interview")
-    + problem("serving-b", "scheduling", "standard"),
+    + problem("serving-b", "serving", "standard"),
     "problems.md": "# Problem bank\n\n```{problem-index}\n```\n",
 }
 

@@ -30,7 +30,7 @@ pasted code
 ```
 """
 PROBLEM = (
-    ":label: p-ok\n:topic: t\n"
+    ":label: p-ok\n:topic: memory\n"
     ":difficulty: standard\n\nQ.\n\n:::{solution}\nA.\n\n```{lab} L\n>>> 1\n1\n```\n:::\n::::\n"
 )
 

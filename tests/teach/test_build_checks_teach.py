@@ -41,10 +41,10 @@ def test_an_answer_checked_only_on_a_gpu_is_an_error(rootdir: Path, tmp_path: Pa
         rootdir,
         tmp_path,
         "# Problems\n\n"
-        "::::{problem} GPU only\n:label: p-gpu\n:topic: t\n"
+        "::::{problem} GPU only\n:label: p-gpu\n:topic: memory\n"
         ":difficulty: standard\n\nQ.\n\n"  # problem at line 3
         f":::{{solution}}\nA.\n\n{GPU_LAB}:::\n::::\n\n"  # solution at line 10
-        "::::{problem} Both\n:label: p-both\n:topic: t\n"
+        "::::{problem} Both\n:label: p-both\n:topic: memory\n"
         ":difficulty: standard\n\nQ.\n\n"
         f":::{{solution}}\nA.\n\n{GPU_LAB}\n{LAB}:::\n::::\n",
     )
@@ -63,10 +63,10 @@ def test_a_problem_inside_another_is_reported_as_itself(rootdir: Path, tmp_path:
         rootdir,
         tmp_path,
         "# Problems\n\n"
-        ":::::{problem} Outer\n:label: p-outer\n:topic: t\n"
+        ":::::{problem} Outer\n:label: p-outer\n:topic: memory\n"
         ":difficulty: standard\n\nQ.\n\n"  # line 3
         f"::::{{solution}}\nA.\n\n{LAB}\n"  # solution at line 10
-        "::::{problem} Inner\n:label: p-inner\n:topic: t\n"
+        "::::{problem} Inner\n:label: p-inner\n:topic: memory\n"
         ":difficulty: standard\n\nQ.\n\n"  # line 18
         f":::{{solution}}\nA.\n\n{LAB}:::\n::::\n::::\n:::::\n",
     )

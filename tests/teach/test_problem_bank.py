@@ -39,14 +39,14 @@ def test_a_missing_or_unknown_difficulty_is_an_error_at_its_line(
         tmp_path,
         page=(
             "# Problems\n\n"
-            "::::{problem} Unrated\n:label: p-unrated\n:topic: t\n\nQ.\n\n"
+            "::::{problem} Unrated\n:label: p-unrated\n:topic: cost\n\nQ.\n\n"
             + LAB  # line 3
-            + "::::{problem} Medium\n:label: p-medium\n:topic: t\n:difficulty: medium\n\nQ.\n\n"
+            + "::::{problem} Medium\n:label: p-medium\n:topic: cost\n:difficulty: medium\n\nQ.\n\n"
             + LAB  # line 19
-            + "::::{problem} Odd tag\n:label: p-tag\n:topic: t\n:difficulty: hard\n"
+            + "::::{problem} Odd tag\n:label: p-tag\n:topic: cost\n:difficulty: hard\n"
             ":tags: interview, trivia\n\nQ.\n\n"
             + LAB  # line 36
-            + "::::{problem} Fine\n:label: p-fine\n:topic: t\n:difficulty: warm-up\n"
+            + "::::{problem} Fine\n:label: p-fine\n:topic: cost\n:difficulty: warm-up\n"
             ":tags: interview\n\nQ.\n\n" + LAB  # line 54
         ),
     )

@@ -140,7 +140,7 @@ def test_solution_is_a_collapsed_dropdown_under_its_question(teach_book) -> None
     _, app, _ = teach_book
     html = page(app, "ch/problems")
     assert 'id="problem-demo-double"' in html
-    assert "Problem 1: Twice twenty-one" in html and "(arithmetic)" in html
+    assert "Problem 1: Twice twenty-one" in html and "(compute)" in html
     details = re.findall(r"<details[^>]*>", html)
     assert len(details) == 2 and all("open" not in d for d in details)
     assert all("atlas-solution" in d for d in details)
@@ -153,7 +153,7 @@ def test_problem_index_lists_every_problem_by_chapter_and_topic(teach_book) -> N
     html = page(app, "bank")
     assert "2 problems in 1 chapter." in html
     assert re.search(r'rubric"><a class="reference internal" href="ch/index.html">A chapter', html)
-    assert "(<em>arithmetic</em>)" in html  # each problem on its own line, with its topic
+    assert "(<em>compute</em>)" in html  # each problem on its own line, with its topic
     assert 'href="ch/problems.html#problem-demo-double">Twice twenty-one</a>' in html
     assert 'href="ch/problems.html#problem-demo-wrong">A wrong answer</a>' in html
 
@@ -181,18 +181,18 @@ def test_malformed_problems_are_errors_with_the_fix(tmp_path: Path, rootdir: Pat
     src = copy_book(rootdir, tmp_path)
     (src / "ch" / "problems.md").write_text(
         "# Problems\n\n"
-        "::::{problem} No solution\n:label: p-one\n:topic: t\n"
+        "::::{problem} No solution\n:label: p-one\n:topic: memory\n"
         ":difficulty: standard\n\nQ.\n::::\n\n"  # line 3
-        "::::{problem} No lab\n:label: p-two\n:topic: t\n"
+        "::::{problem} No lab\n:label: p-two\n:topic: memory\n"
         ":difficulty: standard\n\nQ.\n\n"  # line 11
         ":::{solution}\nJust words.\n:::\n::::\n\n"  # solution at line 18
         ":::{solution}\nAlone.\n:::\n\n"  # line 23
-        "::::{problem} No label\n:topic: t\n"
+        "::::{problem} No label\n:topic: memory\n"
         ":difficulty: standard\n\nQ.\n::::\n\n"  # line 27
-        "::::{problem} Fine\n:label: p-ok\n:topic: t\n"
+        "::::{problem} Fine\n:label: p-ok\n:topic: memory\n"
         ":difficulty: standard\n\nQ.\n\n"  # line 34
         ":::{solution}\nA.\n\n```{lab} L\n>>> 1\n1\n```\n:::\n::::\n\n"
-        "::::{problem} Twice\n:label: p-ok\n:topic: t\n"
+        "::::{problem} Twice\n:label: p-ok\n:topic: memory\n"
         ":difficulty: standard\n\nQ.\n\n"  # line 51
         ":::{solution}\nA.\n\n```{lab} L\n>>> 1\n1\n```\n:::\n::::\n"
     )

@@ -9,6 +9,7 @@ code, never on language, so the Chinese build runs no lab the English one ran.
 - ``catalogs``: the catalogs as data (Babel): each unit's state, the pages marked complete;
 - ``units``: what a unit is (prose, never code or math) and the units shown in English, marked,
   with the banner;
+- ``blocks``: mermaid labels and ``\\text{}`` phrases of display math, each a unit by itself;
 - ``search``: the Chinese search (jieba required, Sphinx 9.0's stemmer name fixed);
 - ``edition``: ``lang="zh-CN"`` and the language switch;
 - ``ui_catalogs``: the interface's words (``atlas.ui``) and the theme's, in ``locale/``;
@@ -25,7 +26,7 @@ from typing import Any
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
-from atlas.i18n import edition, search, ui_catalogs
+from atlas.i18n import blocks, edition, search, ui_catalogs
 from atlas.i18n.checks import check_translation
 from atlas.i18n.config import I18nConfig, is_translation
 from atlas.i18n.pages import (
@@ -90,6 +91,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_search_language(search.ChineseSearch)
     app.add_transform(SharedBlocks)
     app.add_transform(StaleUnits)
+    blocks.setup(app)
     app.add_node(translation_status_node)
     app.add_directive("glossary-table", GlossaryTableDirective)
     app.add_directive("translation-status", TranslationStatusDirective)

@@ -38,6 +38,7 @@ class Unit:
     msgstr: str
     state: UnitState
     line: int  # of the msgid in the .po file (1-based)
+    comments: tuple[str, ...] = ()  # its "#." lines (a diagram's or formula's unit says so)
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,8 @@ def _read(path: Path, mtime_ns: int, size: int) -> tuple[Unit, ...]:
             continue
         msgstr = message.string if isinstance(message.string, str) else "".join(message.string)
         # Babel gives the line of the message's first line (its comments excluded): the msgid
-        units.append(Unit(message.id, msgstr, _state(msgstr, message.fuzzy), message.lineno))
+        state, comments = _state(msgstr, message.fuzzy), tuple(message.auto_comments)
+        units.append(Unit(message.id, msgstr, state, message.lineno, comments))
     return tuple(units)
 
 

@@ -4,6 +4,8 @@
   untranslated, or a page marked complete that has no catalog. ``make check`` fails on it; a
   build that must go out with stale units anyway sets ``STRICT_ALLOW=i18n.stale``.
 - ``i18n.glossary``: a translated unit that breaks the glossary (atlas.i18n.glossary).
+- ``i18n.block``: a translated mermaid label or ``\\text{}`` phrase (atlas.i18n.blocks) that
+  would break its diagram's or formula's syntax (the build keeps its English meanwhile).
 
 Run at ``env-check-consistency`` of a translated build (every build, no-op included, so a
 problem never goes quiet), and by ``python -m atlas.i18n check`` without Sphinx.
@@ -18,6 +20,7 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
+from atlas.i18n.blocks import kind_of_comment, syntax_problem
 from atlas.i18n.catalogs import COMPLETE_FILE, Edition, UnitState, open_edition
 from atlas.i18n.config import is_translation, locale_dir
 from atlas.i18n.glossary import GLOSSARY_FILE, read_glossary, violations
@@ -27,7 +30,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Finding:
-    subtype: str  # "stale" or "glossary"
+    subtype: str  # "stale", "glossary" or "block"
     path: Path
     line: int
     message: str
@@ -74,8 +77,23 @@ def glossary_findings(edition: Edition) -> list[Finding]:
     ]
 
 
+def block_findings(edition: Edition) -> list[Finding]:
+    """Translated diagram labels and formula phrases that would break their block."""
+    found = []
+    for catalog in edition.catalogs():
+        for unit in catalog.units:
+            kind = kind_of_comment(unit.comments)
+            if kind is None or unit.state != UnitState.TRANSLATED:
+                continue
+            problem = syntax_problem(kind, unit.msgstr)
+            if problem is not None:
+                message = f"the translation of {unit.msgid!r} is not applied: {problem}"
+                found.append(Finding("block", catalog.path, unit.line, message))
+    return found
+
+
 def findings(edition: Edition) -> list[Finding]:
-    return stale_findings(edition) + glossary_findings(edition)
+    return stale_findings(edition) + glossary_findings(edition) + block_findings(edition)
 
 
 def check_translation(app: Sphinx, env: BuildEnvironment) -> None:

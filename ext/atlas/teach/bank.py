@@ -79,7 +79,7 @@ def build_index(app: Sphinx, fromdocname: str) -> list[nodes.Node]:
             else nodes.Text(group.title)
         )
         items = nodes.bullet_list(classes=["atlas-problem-index"])
-        for info in sorted(group.problems, key=lambda i: (i.topic.lower(), i.number)):
+        for info in sorted(group.problems, key=lambda i: (_(i.topic).lower(), i.number)):
             items += _item(app, fromdocname, info)
         box += [rubric, items]
         out.append(box)
@@ -93,7 +93,7 @@ def _item(app: Sphinx, fromdocname: str, info: ProblemInfo) -> nodes.list_item:
     page = app.builder.get_relative_uri(fromdocname, info.docname)
     para += nodes.reference("", info.title, internal=True, refuri=f"{page}#{info.anchor}")
     para += nodes.Text(" (")
-    para += nodes.emphasis("", info.topic)
+    para += nodes.emphasis("", _(info.topic))
     para += nodes.Text(")")
     para += badges(info)
     item += para
@@ -157,7 +157,7 @@ def _filter_html(groups: list[Chapter]) -> str:
         }
         for group, info in every
     ]
-    topics = sorted({info.topic for _, info in every}, key=str.lower)
+    topics = sorted({info.topic for _group, info in every}, key=lambda t: _(t).lower())
 
     def select(name: str, label: str, options: list[tuple[str, str]]) -> str:
         anything = html.escape(_("any"))
@@ -171,7 +171,7 @@ def _filter_html(groups: list[Chapter]) -> str:
     legend, only = _("Filter the problems"), _("interview questions only")
     fields = [
         select("chapter", _("Chapter"), [(g.docname, g.title) for g in groups]),
-        select("topic", _("Topic"), [(t, t) for t in topics]),
+        select("topic", _("Topic"), [(t, _(t)) for t in topics]),
         select("difficulty", _("Difficulty"), [(d, _(d)) for d in DIFFICULTIES]),
         f'<label><input type="checkbox" name="interview"> {html.escape(only)}</label>',
     ]

@@ -1,7 +1,8 @@
 """Problems with worked answers that the build checks: ``problem``, ``solution``, the index.
 
-```` ::::{problem} Title ```` (options ``:label:``, a book-wide id, ``:topic:``,
-``:difficulty:``, one of :data:`DIFFICULTIES`, and optionally ``:tags:``, from :data:`TAGS`) holds
+```` ::::{problem} Title ```` (options ``:label:``, a book-wide id, ``:topic:``, one of
+:data:`atlas.teach.topics.TOPICS`, ``:difficulty:``, one of :data:`DIFFICULTIES`, and optionally
+``:tags:``, from :data:`TAGS`) holds
 the question and exactly one ``:::{solution}``, which holds the worked answer and at least one
 ``lab`` that runs on CPU (a ``:needs: cuda`` lab alone would leave the answer unchecked on a
 CPU build); problems do not nest. Every number of an answer is computed by a lab, so a wrong
@@ -28,6 +29,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from atlas.project.envstate import PageState, StateCollector, state_of
+from atlas.teach.topics import TOPICS, unknown_topic_message
 from atlas.ui import N_, _
 
 logger = logging.getLogger(__name__)
@@ -106,6 +108,8 @@ class ProblemDirective(SphinxDirective):
                 f'problem "{title}" has no {missing}: give :label: (a book-wide id such as '
                 "parallelism-optimizer-state) and :topic: (such as memory), e.g.\n" + EXAMPLE
             )
+        if topic not in TOPICS:
+            raise self.error(unknown_topic_message(title, topic))
         if not LABEL.match(label):
             raise self.error(
                 f'problem "{title}": :label: {label!r} must be lowercase letters, digits and '
@@ -264,7 +268,7 @@ class ProblemHeadings(SphinxTransform):
             if translated:
                 box["atlas_problem"] = replace(info, title=title.astext())
             title.insert(0, nodes.Text(_("Problem {number}: ").format(number=info.number)))
-            title += nodes.inline("", f" ({info.topic})", classes=["atlas-problem-topic"])
+            title += nodes.inline("", f" ({_(info.topic)})", classes=["atlas-problem-topic"])
             title += badges(info)
 
 

@@ -25,8 +25,10 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
 
+from atlas.labkit.words import Phrase
 from atlas.labs.imports import closure
 from atlas.teach.config import labkit_root
+from atlas.ui import _
 
 EXAMPLE = (
     "```{computed-table} checks/models/index.py::frontier_rows\n:caption: ...\n"
@@ -106,7 +108,7 @@ class ComputedTableDirective(SphinxDirective):
             table += title
         group = nodes.tgroup(cols=len(columns))
         table += group
-        for _ in columns:
+        for _column in columns:
             group += nodes.colspec(colwidth=1)
         head = nodes.thead()
         header = nodes.row()
@@ -131,6 +133,8 @@ class ComputedTableDirective(SphinxDirective):
                 known = ", ".join(sorted(row))
                 raise TableError(f'a row has no key "{key}" (its keys: {known})')
             value = row[key]
+            if isinstance(value, Phrase):  # labkit's words: translated here, data kept
+                value = value.text(_)
             try:
                 text = format(value, spec)
             except (TypeError, ValueError):

@@ -16,6 +16,7 @@ from atlas.labkit.models.counting import (
 from atlas.labkit.pinned import read
 from atlas.labkit.registry.models import MODELS
 from atlas.labkit.registry.schema import Model
+from atlas.labkit.words import N_, Phrase, phrase
 
 ROLE = "check"
 
@@ -23,27 +24,32 @@ ROLE = "check"
 GIB = 2**30
 
 
-def _attention_label(m: Model) -> str:
+def _attention_label(m: Model) -> Phrase | str:
+    """The attention column: its kind and shape (the words are a phrase the Chinese edition
+    translates; the figures are data)."""
     a = m.attention
     kinds = layer_types(m)
     if a.kind == "MLA":
-        return f"MLA {a.q_heads}h, latent {a.kv_lora_rank}+{a.qk_rope_dim}"
+        template = N_("MLA {heads}h, latent {rank}+{rope}")
+        return phrase(template, heads=a.q_heads, rank=a.kv_lora_rank, rope=a.qk_rope_dim)
     base = f"{a.q_heads}q/{a.kv_heads}kv x{a.head_dim}"
     if "linear" not in kinds:
         base = f"{a.kind} {base}"
     if "linear" in kinds:
         n_full = kinds.count("full")
-        return f"hybrid {n_full}/{len(kinds)} full, {base}"
+        template = N_("hybrid {full}/{layers} full, {base}")
+        return phrase(template, full=n_full, layers=len(kinds), base=base)
     if "sliding" in kinds:
         n_full = kinds.count("full")
-        return f"{base}, {n_full}/{len(kinds)} full, w={a.window}"
+        template = N_("{base}, {full}/{layers} full, w={window}")
+        return phrase(template, base=base, full=n_full, layers=len(kinds), window=a.window)
     return base
 
 
-def _mlp_label(m: Model) -> str:
+def _mlp_label(m: Model) -> Phrase | str:
     mlp = m.mlp
     if not mlp.is_moe:
-        return f"dense {mlp.intermediate}"
+        return phrase(N_("dense {width}"), width=mlp.intermediate)
     shared = f"+{mlp.shared_experts}" if mlp.shared_experts else ""
     return f"{mlp.top_k}{shared}/{mlp.experts} x{mlp.expert_intermediate}"
 
