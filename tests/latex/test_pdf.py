@@ -124,9 +124,8 @@ def test_svg_figure_is_converted_to_vector_pdf(pdf: dict) -> None:
     tex = (pdf["out"] / "latex" / "atlas.tex").read_text(encoding="utf-8")
     assert re.search(r"\\sphinxincludegraphics(\[[^]]*\])?\{\{ledger\}\.pdf\}", tex)
     assert "KV blocks" in pdf["text"]  # the SVG's label, as text: vector, not a bitmap
-    assert "Figure 2.1: A drawn SVG figure: memory split between weights and KV blocks." in " ".join(
-        pdf["text"].split()
-    )
+    caption = "Figure 2.1: A drawn SVG figure: memory split between weights and KV blocks."
+    assert caption in " ".join(pdf["text"].split())
 
 
 def test_cjk_text_is_intact_in_prose_and_code(pdf: dict) -> None:
