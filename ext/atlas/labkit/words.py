@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+ROLE = "support"  # the words of computed tables, not a mechanism a page teaches
+
 
 def N_(message: str) -> str:  # noqa: N802 - gettext's name for "mark, do not translate"
     """Mark ``message`` for extraction into ``atlas.po``; it is translated where it is shown."""

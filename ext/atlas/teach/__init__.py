@@ -7,6 +7,8 @@ Modules, one job each:
 - ``labcode``: the ``labcode`` directive and role (our labkit code, numbered as in its file,
   rendered by :mod:`atlas.code.codeblocks` as upstream citations are);
 - ``problems``: the ``problem`` and ``solution`` directives (difficulty, tags, badges);
+- ``topics``: the problems' topics, one translated vocabulary (an unknown topic is an error
+  at its line);
 - ``bank``: the book's problem index, with its counts and its filter in the browser
   (``static/atlas-bank.js``, the problems' data embedded in the page);
 - ``answers``: in the PDF, solutions gathered in an "Answers" section at each chapter's end;
