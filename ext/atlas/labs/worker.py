@@ -176,9 +176,18 @@ def leftover_processes() -> str:
 def _still_running(helpers: frozenset[int], grace: float = 0.05) -> list[int]:
     """The processes below this worker, but those that are exiting (a child that has just
     called ``_exit`` is not left running: it is given ``grace`` seconds to be gone)."""
+
+    def scan() -> list[int]:
+        return [p for p in descendants(os.getpid()) if p not in helpers and command_line(p)]
+
     deadline = time.monotonic() + grace
     while True:
-        pids = [p for p in descendants(os.getpid()) if p not in helpers and command_line(p)]
+        pids = scan()
+        if not pids:
+            # A child caught mid-exit hides its own children (its /proc entries go away before
+            # the subreaper adopts them): nothing is left only if a second look agrees.
+            time.sleep(0.002)
+            pids = scan()
         if not pids or time.monotonic() >= deadline:
             return pids
         time.sleep(0.005)
