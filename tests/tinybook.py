@@ -24,13 +24,29 @@ def build_book(src: Path, pages: dict[str, str], conf_extra: str = "") -> tuple[
     for name, text in {**pages, "conf.py": CONF + conf_extra}.items():
         (src / name).parent.mkdir(parents=True, exist_ok=True)
         (src / name).write_text(text, encoding="utf-8")
+    return sphinx_build(src)
+
+
+def sphinx_build(
+    src: Path, builder: str = "html", builddir: Path | None = None, **overrides: Any
+) -> tuple[Path, str]:
+    """Build the book at ``src`` in one process (``SphinxTestApp``, cleaned up even when the
+    build raises), ``overrides`` as ``-D`` settings; return the output folder and the warnings.
+    The one way the tests build a fixture book in-process, so each states only its settings."""
     warnings = StringIO()
-    app = SphinxTestApp("html", srcdir=src, status=StringIO(), warning=warnings)
+    app = SphinxTestApp(
+        builder,
+        srcdir=src,
+        builddir=builddir,
+        confoverrides=overrides or None,
+        status=StringIO(),
+        warning=warnings,
+    )
     try:
         app.build()
     finally:
         app.cleanup()
-    return src / "_build" / "html", warnings.getvalue()
+    return Path(app.outdir), warnings.getvalue()
 
 
 def launch(pw: Any) -> Any:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import html
 import re
 import shutil
-from io import StringIO
 from pathlib import Path
 
 from atlas.i18n.blocks import is_phrase, replace_strings, strings_of, syntax_problem
@@ -17,7 +16,7 @@ from atlas.i18n.catalogs import open_edition
 from atlas.i18n.checks import block_findings
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po, write_po
-from sphinx.testing.util import SphinxTestApp
+from tinybook import sphinx_build
 
 BLOCKS = """
 ```{mermaid}
@@ -54,25 +53,15 @@ def write_catalog(src: Path, entries: dict[str, str], comments: dict[str, str]) 
 
 
 def build(src: Path, language: str, builder: str = "html") -> tuple[Path, str]:
-    warnings = StringIO()
-    app = SphinxTestApp(
+    return sphinx_build(
+        src,
         builder,
-        srcdir=src,
-        builddir=src / f"_build-{language}-{builder}",
-        confoverrides={
-            "atlas_labs_mode": "off",
-            "language": language,
-            "locale_dirs": [str(src / "locales")],
-            "gettext_compact": False,
-        },
-        status=StringIO(),
-        warning=warnings,
+        src / f"_build-{language}-{builder}",
+        atlas_labs_mode="off",
+        language=language,
+        locale_dirs=[str(src / "locales")],
+        gettext_compact=False,
     )
-    try:
-        app.build()
-    finally:
-        app.cleanup()
-    return Path(app.outdir), warnings.getvalue()
 
 
 def mermaid_code(page: str) -> str:

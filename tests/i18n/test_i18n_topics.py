@@ -7,38 +7,26 @@ from __future__ import annotations
 
 import re
 import shutil
-from io import StringIO
 from pathlib import Path
 
 from atlas.i18n.ui_catalogs import catalog_path
 from atlas.teach.topics import TOPICS, closest
 from babel.messages.pofile import read_po
-from sphinx.testing.util import SphinxTestApp
+from tinybook import sphinx_build
 
 LAB = ":::{solution}\nA.\n\n```{lab} L\n>>> 1\n1\n```\n:::\n::::\n\n"
 
 
 def build(src: Path, language: str) -> tuple[dict[str, str], str]:
     """The book at ``src`` in ``language`` (labs off): its two pages' HTML and the warnings."""
-    warnings = StringIO()
-    app = SphinxTestApp(
-        "html",
-        srcdir=src,
-        builddir=src / f"_build-{language}",
-        confoverrides={"atlas_labs_mode": "off", "language": language},
-        status=StringIO(),
-        warning=warnings,
+    html, warnings = sphinx_build(
+        src, "html", src / f"_build-{language}", atlas_labs_mode="off", language=language
     )
-    try:
-        app.build()
-    finally:
-        app.cleanup()
-    html = src / f"_build-{language}" / "html"
     pages = {
         name: (html / f"{name}.html").read_text(encoding="utf-8")
         for name in ("ch/problems", "bank")
     }
-    return pages, warnings.getvalue()
+    return pages, warnings
 
 
 def test_a_topic_is_chinese_in_the_chinese_edition_and_english_in_the_english(

@@ -22,13 +22,7 @@ from atlas.labkit.cuda.sass import parse_sass
 REDUCE = (KERNELS / "reduce.cu").read_text(encoding="utf-8")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _compile_cache(tmp_path_factory: pytest.TempPathFactory):
-    """Compile into a cache of this module's own, not the repository's _build."""
-    patch = pytest.MonkeyPatch()
-    patch.setenv("ATLAS_CUDA_CACHE", str(tmp_path_factory.mktemp("cuda-cache")))
-    yield
-    patch.undo()
+pytestmark = pytest.mark.usefixtures("cuda_compile_cache")
 
 
 REPORT = """ptxas info    : 0 bytes gmem

@@ -27,13 +27,7 @@ SASS = """
 """
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _compile_cache(tmp_path_factory: pytest.TempPathFactory):
-    """Compile into a cache of this module's own, not the repository's _build."""
-    patch = pytest.MonkeyPatch()
-    patch.setenv("ATLAS_CUDA_CACHE", str(tmp_path_factory.mktemp("cuda-cache")))
-    yield
-    patch.undo()
+pytestmark = pytest.mark.usefixtures("cuda_compile_cache")
 
 
 def test_a_loop_body_runs_from_the_branch_target_to_the_branch() -> None:

@@ -14,14 +14,7 @@ from atlas.labkit.checks.kernels.cuda_common import build
 from atlas.labkit.checks.kernels.cuda_sync import count_findings, rotate_findings
 from atlas.labkit.cuda.cpu import KernelRunError, build_cpu
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _compile_cache(tmp_path_factory: pytest.TempPathFactory):
-    """Compile into a cache of this module's own, not the repository's _build."""
-    patch = pytest.MonkeyPatch()
-    patch.setenv("ATLAS_CUDA_CACHE", str(tmp_path_factory.mktemp("cuda-cache")))
-    yield
-    patch.undo()
+pytestmark = pytest.mark.usefixtures("cuda_compile_cache")
 
 
 VOTES = """

@@ -17,9 +17,22 @@ from pathlib import Path
 
 from git.exc import GitCommandNotFound, InvalidGitRepositoryError, NoSuchPathError
 
-from atlas.git.process import ask, git_at, open_repo, open_store
+from atlas.git.process import GitStartError, ask, git_at, open_repo, open_store
 
 GITLINK_MODE = "160000"
+
+
+def head_and_prefix(root: Path) -> tuple[str | None, str]:
+    """The commit checked out at ``root`` (None outside git or before a first commit) and the
+    folder ``root`` is in from the repository's top ("" or "book/"; "" outside git). The
+    checkout's links and the changelog ask it once a build each."""
+    runner = git_at(root)
+    try:
+        status, head, _ = ask(runner, "rev-parse", "--verify", "-q", "HEAD")
+        found, prefix, _ = ask(runner, "rev-parse", "--show-prefix")
+    except GitStartError:
+        return None, ""
+    return (head.strip() if status == 0 else None), (prefix.strip() if found == 0 else "")
 
 
 class GitmodulesError(ValueError):

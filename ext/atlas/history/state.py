@@ -16,7 +16,7 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 
 from atlas.bookroot import BookPaths
-from atlas.git.process import GitStartError, ask, git_at
+from atlas.git.repo import head_and_prefix
 from atlas.history.config import HistoryConfig
 from atlas.history.events import Day, Layout, days, last_changes
 from atlas.history.log import file_at, read_history
@@ -54,16 +54,6 @@ def history_state(env: BuildEnvironment) -> HistoryState:
     return state_of(env, HistoryState)
 
 
-def _head_and_prefix(root: Path) -> tuple[str | None, str]:
-    runner = git_at(root)
-    try:
-        status, head, _ = ask(runner, "rev-parse", "--verify", "-q", "HEAD")
-        _, prefix, _ = ask(runner, "rev-parse", "--show-prefix")
-    except GitStartError:
-        return None, ""
-    return (head.strip() if status == 0 else None), prefix.strip()
-
-
 def layout(app: Sphinx, prefix: str) -> Layout:
     paths = BookPaths.from_app(app)
     source = paths.source.relative_to(paths.root).as_posix()
@@ -81,7 +71,7 @@ def history_for(app: Sphinx) -> HistoryState:
     build, at builder-inited (``moved`` says whether HEAD moved since the last build)."""
     state = history_state(app.env)
     root = BookPaths.from_app(app).root
-    head, prefix = _head_and_prefix(root)
+    head, prefix = head_and_prefix(root)
     if state.read and state.head == head and head is not None:
         state.moved = False
         return state

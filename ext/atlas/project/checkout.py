@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from atlas.bookroot import BookPaths
-from atlas.git.process import GitStartError, ask, git_at
+from atlas.git.repo import head_and_prefix
 from atlas.project.config import ProjectConfig
 from atlas.project.repository import Repository
 
@@ -25,23 +25,13 @@ class Checkout:
     commit: str | None  # HEAD, or None outside git
 
 
-def _ask_git(root: Any) -> tuple[str | None, str]:
-    runner = git_at(root)
-    try:
-        status, head, _ = ask(runner, "rev-parse", "--verify", "-q", "HEAD")
-        found, prefix, _ = ask(runner, "rev-parse", "--show-prefix")
-    except GitStartError:
-        return None, ""
-    return (head.strip() if status == 0 else None), (prefix.strip() if found == 0 else "")
-
-
 def checkout(app: Any) -> Checkout:
     """Where the book sits in its repository, and the commit being built."""
     cache = app.config.__dict__
     found: Checkout | None = cache.get(CACHE)
     if found is None:
         paths = BookPaths.from_app(app)
-        commit, prefix = _ask_git(paths.root)
+        commit, prefix = head_and_prefix(paths.root)
         try:
             source = paths.source.relative_to(paths.root).as_posix()
         except ValueError:  # pages outside the book's root: not in its repository either
