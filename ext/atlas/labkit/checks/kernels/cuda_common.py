@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from atlas.labkit.cuda.cpu import CpuModule, build_cpu
 from atlas.labkit.cuda.nvcc import CompileError, Cubin, compile_cubin
@@ -163,6 +164,20 @@ def occupancy_findings(b: Build, threads: int, claims: dict[str, dict[str, int]]
                 )
         out[arch] = found
     return out
+
+
+def gpu_build(file: str) -> tuple[Build, str, Any]:
+    """On a GPU: ``file`` compiled for this device's architecture, that architecture, and the
+    cubin loaded through the driver (:mod:`atlas.labkit.cuda.driver`); a compile error raises.
+    The one loader of the ``:needs: cuda`` labs' kernels (reduce, softmax, SGEMM, memory, sync).
+    """
+    from atlas.labkit.cuda.driver import arch_of_device, load_cubin
+
+    arch = arch_of_device()
+    b = build(file, archs=(arch,))
+    if b.errors[arch]:
+        raise RuntimeError("\n".join(b.errors[arch]))
+    return b, arch, load_cubin(b.cubins[arch].path)
 
 
 def gpu_time(run: Callable[[], object], repeats: int) -> float:

@@ -185,14 +185,9 @@ def gpu_timings(n: int = 1 << 26, repeats: int = 20) -> dict[str, dict[str, floa
     ``torch.clone``; the three transposes of a 8192 x 8192 matrix and torch's; and the four
     sums at 1 block of 256 threads per SM (8 warps) and at as many as fit (the occupancy of
     ptxas's report), against ``torch.sum``."""
-    from atlas.labkit.checks.kernels.cuda_common import build
-    from atlas.labkit.cuda.driver import arch_of_device, load_cubin
+    from atlas.labkit.checks.kernels.cuda_common import gpu_build
 
-    arch = arch_of_device()
-    b = build("memory.cu", archs=(arch,))
-    if b.errors[arch]:
-        raise RuntimeError("\n".join(b.errors[arch]))
-    module = load_cubin(b.cubins[arch].path)
+    b, arch, module = gpu_build("memory.cu")
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     results: dict[str, dict[str, float]] = {}
 

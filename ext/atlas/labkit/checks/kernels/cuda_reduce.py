@@ -100,14 +100,9 @@ def gpu_timings(
     The kernels are the cubin the build compiled for this GPU's architecture, launched through
     the driver (:mod:`atlas.labkit.cuda.driver`); the grid-stride steps get 4 blocks per SM.
     """
-    from atlas.labkit.checks.kernels.cuda_common import build
-    from atlas.labkit.cuda.driver import arch_of_device, load_cubin
+    from atlas.labkit.checks.kernels.cuda_common import gpu_build
 
-    arch = arch_of_device()
-    b = build("reduce.cu", archs=(arch,))
-    if b.errors[arch]:
-        raise RuntimeError("\n".join(b.errors[arch]))
-    module = load_cubin(b.cubins[arch].path)
+    _, _, module = gpu_build("reduce.cu")
     x = torch.randn(n, device="cuda")
     want = float(x.double().sum())
     fixed = 4 * torch.cuda.get_device_properties(0).multi_processor_count

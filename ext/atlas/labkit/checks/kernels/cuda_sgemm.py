@@ -88,16 +88,11 @@ def loop_counts(b: Build, kernel: str, patterns: tuple[str, ...]) -> dict[str, d
 def gpu_timings(size: int = 4096, repeats: int = 10) -> dict[str, tuple[float, bool]]:
     """On a GPU: ``{kernel: (TFLOP/s, ok)}`` for a square fp32 GEMM, and cuBLAS's (torch.mm
     with TF32 off, so that it computes in fp32 as the kernels do)."""
-    from atlas.labkit.checks.kernels.cuda_common import build
-    from atlas.labkit.cuda.driver import arch_of_device, load_cubin
+    from atlas.labkit.checks.kernels.cuda_common import gpu_build
 
-    arch = arch_of_device()
     modules = {}
     for file, kernels in LADDER.items():
-        b = build(file, archs=(arch,))
-        if b.errors[arch]:
-            raise RuntimeError("\n".join(b.errors[arch]))
-        modules.update(dict.fromkeys(kernels, load_cubin(b.cubins[arch].path)))
+        modules.update(dict.fromkeys(kernels, gpu_build(file)[2]))
     torch.backends.cuda.matmul.allow_tf32 = False
     a = torch.randn(size, size, device="cuda")
     bm = torch.randn(size, size, device="cuda")

@@ -62,14 +62,9 @@ def gpu_timings(
     shapes: tuple[tuple[int, int], ...] = ((16384, 1024), (64, 65536)), repeats: int = 20
 ):
     """On a GPU: ``{(rows, cols): {kernel: (ms, ok)}}`` for every kernel and ``torch.softmax``."""
-    from atlas.labkit.checks.kernels.cuda_common import build
-    from atlas.labkit.cuda.driver import arch_of_device, load_cubin
+    from atlas.labkit.checks.kernels.cuda_common import gpu_build
 
-    arch = arch_of_device()
-    b = build("softmax.cu", archs=(arch,))
-    if b.errors[arch]:
-        raise RuntimeError("\n".join(b.errors[arch]))
-    module = load_cubin(b.cubins[arch].path)
+    _, _, module = gpu_build("softmax.cu")
     results = {}
     for rows, cols in shapes:
         x = torch.randn(rows, cols, device="cuda")

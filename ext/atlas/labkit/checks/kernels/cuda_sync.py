@@ -144,14 +144,9 @@ def gpu_timings(n: int = 1 << 26, repeats: int = 20) -> dict[str, dict[str, floa
     """On a GPU: each counting kernel's count against torch's, and its time, as
     ``{kernel: {"ms": ..., "gatoms": atomics issued per ns, "ok": 0 or 1}}``, plus torch's own
     ``(x > t).sum()`` for comparison. Threshold -10: every element passes (full contention)."""
-    from atlas.labkit.checks.kernels.cuda_common import build
-    from atlas.labkit.cuda.driver import arch_of_device, load_cubin
+    from atlas.labkit.checks.kernels.cuda_common import gpu_build
 
-    arch = arch_of_device()
-    b = build("sync.cu", archs=(arch,))
-    if b.errors[arch]:
-        raise RuntimeError("\n".join(b.errors[arch]))
-    module = load_cubin(b.cubins[arch].path)
+    _, _, module = gpu_build("sync.cu")
     x = torch.randn(n, device="cuda")
     threshold = -10.0
     want = int((x > threshold).sum())
