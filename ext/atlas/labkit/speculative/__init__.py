@@ -11,8 +11,13 @@ Taught modules (each quoted on its page with the ``labcode`` directive):
   trees from Medusa/EAGLE choice lists, and greedy acceptance of the longest matching path.
 - :mod:`.decode`: greedy speculative decoding with a draft model or with prompt lookup, with
   the KV cache rolled back to the accepted prefix.
+- :mod:`.suffix`: suffix decoding's drafter: a depth-bounded suffix trie with counts, the
+  greedy walk by frequency, and a draft length that grows with the match.
+- :mod:`.heads`: Medusa's heads and an EAGLE-style feature draft, their training losses and
+  their greedy drafts.
 - :mod:`.engine`: what a serving engine adds: batched verification of fixed-stride drafts,
-  rewinding paged-KV bookkeeping, and the roofline of a speculative step against batch size.
+  rewinding paged-KV bookkeeping, the roofline of a speculative step against batch size,
+  and the crossover batch on a weights-only roofline.
 
 :mod:`atlas.labkit.checks.speculative` holds what the labs need but the pages do not teach:
 seeded distributions,

@@ -118,3 +118,15 @@ def breakeven_batch(
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if pays(mid) else (lo, mid)
     return hi
+
+
+def crossover_batch(ridge: float, alpha: float, gamma: int) -> float:
+    """The batch above which speculation loses, on a roofline that counts only the weights
+    (short contexts) and a free draft. A step over ``n`` tokens costs ``max(n / ridge, 1)``
+    weight reads: plain decode ``max(b / ridge, 1)``, verification ``max(b (gamma+1) / ridge,
+    1)``. Between ``ridge / (gamma + 1)`` and ``ridge`` plain decode is still memory-bound and
+    verification is not, so the speed-up is ``E[tau] ridge / (b (gamma + 1))``, which is 1 at
+    ``b = ridge E[tau] / (gamma + 1)``; that point always lies in that range."""
+    from atlas.labkit.speculative.sampling import expected_tokens
+
+    return ridge * expected_tokens(alpha, gamma) / (gamma + 1)

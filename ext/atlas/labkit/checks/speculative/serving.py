@@ -129,3 +129,52 @@ def timed_verify_ratio(
         return start.elapsed_time(end) / iters
 
     return seconds(batch * (gamma + 1)) / seconds(batch)
+
+
+def simulated_weights_only_speedup(
+    n_params: float,
+    peak_flops: float,
+    bandwidth: float,
+    batch: int,
+    gamma: int,
+    alpha: float,
+    steps: int = 2000,
+    seed: int = 0,
+) -> float:
+    """Speed-up of speculation at one batch size by a step-by-step simulation: each step, every
+    sequence's drafts are kept one by one with probability ``alpha`` until the first rejection
+    (drawn), and the step is charged the time of its FLOPs or of its weight bytes, whichever is
+    longer, counted directly (``2 N`` FLOPs per token, ``2 N`` bytes of BF16 weights per step),
+    with a free draft. Plain decoding is charged the same way for one token per sequence."""
+    g = torch.Generator().manual_seed(seed)
+    keep = torch.rand(steps, batch, gamma, generator=g) < alpha
+    tokens = float((keep.long().cumprod(-1).sum(-1) + 1).sum())
+
+    def step_time(tokens_in_step: int) -> float:
+        return max(2 * n_params * tokens_in_step / peak_flops, 2 * n_params / bandwidth)
+
+    spec_time = steps * step_time(batch * (gamma + 1))
+    plain_time_per_token = step_time(batch) / batch
+    return tokens / spec_time * plain_time_per_token
+
+
+def simulated_crossover(n_params, peak_flops, bandwidth, gamma, alpha, steps=500) -> int:
+    """The first batch at which the simulated speed-up falls below 1: doubling, then
+    bisection (the simulated speed-up falls with the batch once verification is
+    compute-bound; each batch draws its own acceptances, so the search sees the noise of
+    ``steps`` steps)."""
+
+    def pays(b: int) -> bool:
+        return (
+            simulated_weights_only_speedup(n_params, peak_flops, bandwidth, b, gamma, alpha, steps)
+            >= 1
+        )
+
+    hi = 1
+    while pays(hi):
+        hi *= 2
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if pays(mid) else (lo, mid)
+    return hi
