@@ -96,8 +96,13 @@ def config_vs_registry(name: str) -> dict[str, object]:
     m = MODELS[name]
     layers = layers_from_config(name)
     out: dict[str, object] = {}
-    if list(layer_types(m)) != layers:
-        out["layer_types"] = [i for i, (a, b) in enumerate(zip(layer_types(m), layers)) if a != b]
+    registry = list(layer_types(m))
+    if registry != layers:
+        if len(registry) != len(layers):
+            out["layers"] = (len(registry), len(layers))
+        else:
+            pairs = zip(registry, layers, strict=True)
+            out["layer_types"] = [i for i, (a, b) in enumerate(pairs) if a != b]
     independent = layers.count("full") * softmax_layer_bytes(name)
     if kv_bytes_per_token(m) != independent:
         out["kv_per_token"] = (kv_bytes_per_token(m), independent)
