@@ -16,7 +16,7 @@ def test_every_field_has_a_source(name):
         if getattr(m, f) is None:
             continue
         s = source_of(m, f)
-        assert s.ref.startswith(("cite:", "https://github.com/")), s.ref
+        assert s.ref.startswith(("cite:", "https://github.com/", "https://huggingface.co/")), s.ref
 
 
 def test_at_least_fourteen_models():

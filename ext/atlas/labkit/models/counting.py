@@ -10,7 +10,7 @@ torch.
 
 from __future__ import annotations
 
-from atlas.labkit.registry.schema import Model, Vision
+from atlas.labkit.registry.schema import LinearAttention, Model, Vision
 
 ROLE = "taught"
 
@@ -48,14 +48,39 @@ def attention_params(m: Model) -> int:
 
 
 def linear_attention_params(m: Model) -> int:
-    """Weights of one Gated DeltaNet layer: the fused q/k/v/gate projection, the decay and
-    beta projections, the short convolution, per-head decay parameters, the output norm and
-    the output projection."""
+    """Weights of one linear layer, by kind.
+
+    Gated DeltaNet: the fused q/k/v/gate projection, the decay and beta projections, the
+    short convolution, per-head decay parameters, the output norm and the output projection.
+    KDA: separate q, k, v projections with a convolution each, a low-rank per-channel decay
+    gate (``h -> d_v -> heads x d_k``) with its biases, a beta projection, a low-rank output
+    gate, the output norm and projection. Lightning: a fused q/k/v projection, an output gate,
+    a norm over all heads and the output projection. Mamba: the input projection to twice the
+    inner width, the depthwise convolution, the projection to the step size and ``B``, ``C``,
+    the step-size up-projection, ``A`` and ``D``, three small norms and the output projection.
+    """
     la, h = m.linear, m.hidden
     if la is None:
         return 0
     key_dim = la.key_heads * la.key_head_dim
     value_dim = la.value_heads * la.value_head_dim
+    if la.kind == "KDA":
+        qkv = h * (2 * key_dim + value_dim)
+        conv = (2 * key_dim + value_dim) * la.conv_kernel
+        gate_dim = la.value_heads * la.key_head_dim
+        decay = h * la.value_head_dim + la.value_head_dim * gate_dim + gate_dim  # + dt_bias
+        beta = h * la.value_heads + la.value_heads  # b_proj, A_log
+        out_gate = h * la.value_head_dim + la.value_head_dim * value_dim + value_dim
+        return qkv + conv + decay + beta + out_gate + la.value_head_dim + value_dim * h
+    if la.kind == "lightning":
+        return h * 3 * value_dim + h * value_dim + value_dim + value_dim * h
+    if la.kind == "Mamba":
+        inner, n, r = la.inner, la.state_dim, la.dt_rank
+        conv = inner * la.conv_kernel + inner  # depthwise weights and bias
+        x_proj = inner * (r + 2 * n)
+        dt_proj = r * inner + inner
+        norms = r + 2 * n
+        return h * 2 * inner + conv + x_proj + dt_proj + inner * n + inner + norms + inner * h
     qkvz = h * (2 * key_dim + 2 * value_dim)
     ba = h * 2 * la.value_heads
     conv = (2 * key_dim + value_dim) * la.conv_kernel
@@ -63,6 +88,12 @@ def linear_attention_params(m: Model) -> int:
     norm = la.value_head_dim
     out = value_dim * h
     return qkvz + ba + conv + per_head + norm + out
+
+
+def is_moe_layer(m: Model, i: int) -> bool:
+    """Whether layer ``i`` (0-based) runs the mixture of experts rather than a dense MLP."""
+    mlp = m.mlp
+    return mlp.is_moe and i >= mlp.dense_layers and i % mlp.moe_period == mlp.moe_offset
 
 
 def expert_params(m: Model, width: int) -> int:
@@ -119,8 +150,7 @@ def _body_params(m: Model, active: bool) -> int:
     total = 0
     for i, kind in enumerate(layer_types(m)):
         total += linear_attention_params(m) if kind == "linear" else attention_params(m)
-        moe_layer = m.mlp.is_moe and i >= m.mlp.dense_layers
-        total += mlp_params(m, moe_layer, active)
+        total += mlp_params(m, is_moe_layer(m, i), active)
         total += m.norms_per_layer * m.hidden
     return total + m.hidden  # final norm
 
@@ -163,7 +193,20 @@ def linear_attention_flops(m: Model) -> int:
     query, read it with the key, and write the rank-one delta update, ``2 d_k d_v`` each per
     value head (the projections are counted with the weights)."""
     la = m.linear
-    return 0 if la is None else 3 * 2 * la.value_heads * la.key_head_dim * la.value_head_dim
+    return 0 if la is None else 3 * 2 * _state_numbers(la)
+
+
+def _linear_non_matmul(la: LinearAttention) -> int:
+    """The non-matrix weights of one linear layer: decay parameters, norms, biases."""
+    if la.kind == "KDA":
+        gate_dim = la.value_heads * la.key_head_dim
+        return gate_dim + la.value_heads + la.value_heads * la.value_head_dim + la.value_head_dim
+    if la.kind == "lightning":
+        return la.value_heads * la.value_head_dim
+    if la.kind == "Mamba":
+        inner = la.inner
+        return inner + inner + inner * la.state_dim + inner + la.dt_rank + 2 * la.state_dim
+    return 2 * la.value_heads + la.value_head_dim
 
 
 def non_matmul_params(m: Model, active: bool = True) -> int:
@@ -174,8 +217,7 @@ def non_matmul_params(m: Model, active: bool = True) -> int:
     for i, kind in enumerate(layer_types(m)):
         n += m.norms_per_layer * h
         if kind == "linear":
-            la = m.linear
-            n += 2 * la.value_heads + la.value_head_dim
+            n += _linear_non_matmul(m.linear)
         elif a.kind == "MLA":
             n += (a.q_lora_rank if a.q_lora_rank else 0) + a.kv_lora_rank
         else:
@@ -184,7 +226,7 @@ def non_matmul_params(m: Model, active: bool = True) -> int:
             n += 2 * a.head_dim if a.qk_norm else 0
             n += a.q_heads if a.sinks else 0
         mlp = m.mlp
-        if mlp.is_moe and i >= mlp.dense_layers:
+        if is_moe_layer(m, i):
             routed = mlp.top_k if active else mlp.experts
             if mlp.expert_bias:
                 n += routed * (2 * mlp.expert_intermediate + h)
@@ -252,17 +294,33 @@ def _kv_bytes_by_kind(m: Model, dtype: str) -> dict[str, int]:
     return out
 
 
+def _state_numbers(la: LinearAttention) -> int:
+    """Numbers in the recurrent state of one linear layer (the convolution's inputs aside):
+    ``value_heads x d_k x d_v`` for the attention-like kinds, ``inner x state_dim`` for Mamba."""
+    if la.kind == "Mamba":
+        return la.inner * la.state_dim
+    return la.value_heads * la.key_head_dim * la.value_head_dim
+
+
+def _conv_numbers(la: LinearAttention) -> int:
+    """Inputs the short convolution keeps: its last ``conv_kernel - 1`` steps of every
+    channel it convolves (q, k and v; Mamba: the inner channels; none without a convolution)."""
+    if la.conv_kernel == 0:
+        return 0
+    channels = la.inner if la.kind == "Mamba" else 2 * la.key_heads * la.key_head_dim
+    if la.kind != "Mamba":
+        channels += la.value_heads * la.value_head_dim
+    return (la.conv_kernel - 1) * channels
+
+
 def state_bytes(m: Model, dtype: str = "fp32") -> int:
     """Bytes of recurrent state one sequence holds over all linear layers, at any length:
-    the ``value_heads x d_k x d_v`` matrix and the convolution's last ``conv_kernel - 1``
-    inputs."""
+    each layer's state matrix (:func:`_state_numbers`) and its convolution's last inputs."""
     la = m.linear
     if la is None:
         return 0
     n_linear = sum(1 for k in layer_types(m) if k == "linear")
-    conv_dim = 2 * la.key_heads * la.key_head_dim + la.value_heads * la.value_head_dim
-    per_layer = la.value_heads * la.key_head_dim * la.value_head_dim
-    per_layer += (la.conv_kernel - 1) * conv_dim
+    per_layer = _state_numbers(la) + _conv_numbers(la)
     return n_linear * per_layer * DTYPE_BYTES[dtype]
 
 

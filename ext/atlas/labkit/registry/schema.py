@@ -70,11 +70,16 @@ class Attention:
 
 @dataclass(frozen=True)
 class LinearAttention:
-    """The linear-attention layers of a hybrid (Gated DeltaNet in Qwen3-Next).
+    """The linear layers of a hybrid: the layers that keep a fixed-size state, not a KV cache.
 
-    Each layer carries a recurrent state of ``value_heads x key_head_dim x value_head_dim``
-    per sequence instead of a KV cache, plus a short causal convolution over ``conv_kernel``
-    steps of the projected q, k and v.
+    ``kind`` is ``"Gated DeltaNet"`` (Qwen3-Next), ``"KDA"`` (Kimi Delta Attention, Kimi
+    Linear), ``"lightning"`` (MiniMax-01's lightning attention) or ``"Mamba"`` (Jamba).
+    The attention-like kinds carry a state of ``value_heads x key_head_dim x value_head_dim``
+    per sequence, plus, when ``conv_kernel`` is not 0, a short causal convolution over
+    ``conv_kernel`` steps of the projected q, k and v. A Mamba layer carries instead a state
+    of ``inner x state_dim`` (``inner`` channels, each with ``state_dim`` numbers), a
+    convolution over ``conv_kernel`` steps of its ``inner`` channels, and a step-size
+    projection of rank ``dt_rank``; its head fields are 0.
     """
 
     kind: str
@@ -83,6 +88,9 @@ class LinearAttention:
     key_head_dim: int
     value_head_dim: int
     conv_kernel: int
+    inner: int = 0
+    state_dim: int = 0
+    dt_rank: int = 0
 
 
 @dataclass(frozen=True)
@@ -91,7 +99,9 @@ class MLP:
 
     Dense layers use ``intermediate``. MoE layers hold ``experts`` routed experts of width
     ``expert_intermediate``, of which ``top_k`` run per token, plus ``shared_experts`` that
-    always run (width ``shared_intermediate``). The first ``dense_layers`` layers are dense.
+    always run (width ``shared_intermediate``). The first ``dense_layers`` layers are dense;
+    past them, layer ``i`` is MoE when ``i % moe_period == moe_offset`` (every layer by
+    default; Jamba: every other layer, ``moe_period=2, moe_offset=1``).
     """
 
     intermediate: int = 0
@@ -104,6 +114,8 @@ class MLP:
     expert_bias: bool = False  # biases on the expert projections (gpt-oss)
     router_bias: bool = False  # per-expert router bias (gpt-oss; DeepSeek's balancing bias)
     shared_gate: bool = False  # a sigmoid gate on the shared expert's output (Qwen3-Next)
+    moe_period: int = 1
+    moe_offset: int = 0
 
     @property
     def is_moe(self) -> bool:
@@ -224,3 +236,8 @@ def _every(n: int, period: int, kind: str, other: str) -> tuple[str, ...]:
 
 def _alternating(n: int, first: str, second: str) -> tuple[str, ...]:
     return tuple(first if i % 2 == 0 else second for i in range(n))
+
+
+def _pattern(n: int, period: int, offset: int, kind: str, other: str) -> tuple[str, ...]:
+    """Layer kinds where layer ``i`` is ``kind`` when ``i % period == offset`` (0-based)."""
+    return tuple(kind if i % period == offset else other for i in range(n))

@@ -29,6 +29,10 @@ def _attention_label(m: Model) -> Phrase | str:
     translates; the figures are data)."""
     a = m.attention
     kinds = layer_types(m)
+    if a.kind == "MLA" and "linear" in kinds:  # Kimi Linear: MLA in the full layers
+        base = f"MLA {a.q_heads}h {a.kv_lora_rank}+{a.qk_rope_dim}"
+        template = N_("hybrid {full}/{layers} full, {base}")
+        return phrase(template, full=kinds.count("full"), layers=len(kinds), base=base)
     if a.kind == "MLA":
         template = N_("MLA {heads}h, latent {rank}+{rope}")
         return phrase(template, heads=a.q_heads, rank=a.kv_lora_rank, rope=a.qk_rope_dim)

@@ -9,14 +9,22 @@ shape (parameters, FLOPs, KV bytes) is the models chapter's taught code,
 
 from __future__ import annotations
 
-from atlas.labkit.registry.models import deepseek, gemma, glm_gpt_oss, llama, qwen, qwen_vl
+from atlas.labkit.registry.models import (
+    deepseek,
+    gemma,
+    glm_gpt_oss,
+    hybrid,
+    llama,
+    qwen,
+    qwen_vl,
+)
 from atlas.labkit.registry.schema import MLP, Attention, Model, Reported, Source
 
 ROLE = "support"
 
 MODELS: dict[str, Model] = {
     m.name: m
-    for family in (llama, qwen, deepseek, glm_gpt_oss, gemma, qwen_vl)
+    for family in (llama, qwen, deepseek, glm_gpt_oss, gemma, qwen_vl, hybrid)
     for m in family.FAMILY
 }
 
