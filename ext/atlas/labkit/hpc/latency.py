@@ -22,7 +22,7 @@ def fit_alpha_beta(sizes: list[float], times: list[float]) -> tuple[float, float
     k = len(sizes)
     mean_n, mean_t = sum(sizes) / k, sum(times) / k
     sxx = sum((n - mean_n) ** 2 for n in sizes)
-    sxy = sum((n - mean_n) * (t - mean_t) for n, t in zip(sizes, times))
+    sxy = sum((n - mean_n) * (t - mean_t) for n, t in zip(sizes, times, strict=True))
     slope = sxy / sxx  # time per byte
     return mean_t - slope * mean_n, 1.0 / slope
 
@@ -33,5 +33,5 @@ def effective_bandwidth(n: float, alpha: float, bandwidth: float) -> float:
 
 
 def half_bandwidth_size(alpha: float, bandwidth: float) -> float:
-    """The message size at which one message reaches half of ``bandwidth``: ``alpha * bandwidth``."""
+    """The size at which one message reaches half of ``bandwidth``: ``alpha * bandwidth``."""
     return alpha * bandwidth

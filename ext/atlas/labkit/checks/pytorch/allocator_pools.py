@@ -31,9 +31,7 @@ def header_cuda_keys() -> set[str]:
     text = _HEADER.read_text()
     body = re.search(r"getKeys\(\) \{.*?keys\{(.*?)\};", text, re.S).group(1)
     body = re.sub(r"//[^\n]*", "", body)
-    return {
-        "".join(re.findall(r'"([^"]*)"', item)) for item in body.split(",") if '"' in item
-    }
+    return {"".join(re.findall(r'"([^"]*)"', item)) for item in body.split(",") if '"' in item}
 
 
 _VALID = {
