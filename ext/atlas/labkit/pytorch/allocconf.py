@@ -71,7 +71,8 @@ def split_alloc_conf(conf: str) -> dict[str, dict[str, str]]:
 
     ``"shared"``: the accelerator-wide parser checks the value. ``"cuda"``: only CUDA's parser
     reads it, so a build without CUDA (no hook registered) accepts any value. ``"unknown"``:
-    a key neither parser claims, a typo for instance, which the shared parser passes over.
+    a key neither parser claims, a typo for instance, which the shared parser passes over
+    and leaves to the device's parser (a CPU build has none, so nobody refuses it).
     """
     groups: dict[str, dict[str, str]] = {"shared": {}, "cuda": {}, "unknown": {}}
     for key, value in pairs(conf):
