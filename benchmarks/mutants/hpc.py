@@ -104,4 +104,23 @@ MUTATIONS: list[Mutation] = [
         ("hpc/rdma",),
         "the model's INIT->RTR transition forgets the RNR timer that an RC QP must set",
     ),
+    # --- rdma: what one message costs (issue 38) ---
+    Mutation(
+        "alphabeta-fit-slope-as-bandwidth",
+        "hpc",
+        "hpc/latency.py",
+        "    return mean_t - slope * mean_n, 1.0 / slope",
+        "    return mean_t - slope * mean_n, slope",
+        ("hpc/rdma",),
+        "the alpha-beta fit returns the time per byte as the bandwidth",
+    ),
+    Mutation(
+        "half-bandwidth-halved",
+        "hpc",
+        "hpc/latency.py",
+        "    return alpha * bandwidth\n",
+        "    return alpha * bandwidth / 2\n",
+        ("hpc/rdma",),
+        "the half-bandwidth point is taken as half the bytes of one latency",
+    ),
 ]

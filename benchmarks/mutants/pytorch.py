@@ -77,4 +77,23 @@ MUTATIONS: list[Mutation] = [
         ("pytorch/autograd",),
         "the hand-written RMSNorm forward drops its gain",
     ),
+    # --- the allocator page's backends and pools (issue 38) ---
+    Mutation(
+        "allocconf-backend-shared",
+        "pytorch",
+        "pytorch/allocconf.py",
+        '        "backend",\n',
+        "",
+        ("pytorch/allocator",),
+        "backend is taken for a key of the shared parser, not of CUDA's",
+    ),
+    Mutation(
+        "allocconf-split-inside-brackets",
+        "pytorch",
+        "pytorch/allocconf.py",
+        '        elif ch == "," and depth == 0:',
+        '        elif ch == ",":',
+        ("pytorch/allocator",),
+        "the settings string is cut at the commas inside a bracketed list too",
+    ),
 ]
