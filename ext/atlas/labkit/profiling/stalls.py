@@ -44,13 +44,23 @@ class Stall:
 STALLS = {
     s.reason: s
     for s in (
-        Stall("long_scoreboard", "the result of an L1TEX load (global, local)", "more loads in flight"),
-        Stall("short_scoreboard", "the result of an MIO operation (shared memory, MUFU)", "fewer bank conflicts"),
+        Stall(
+            "long_scoreboard", "the result of an L1TEX load (global, local)", "more loads in flight"
+        ),
+        Stall(
+            "short_scoreboard",
+            "the result of an MIO operation (shared memory, MUFU)",
+            "fewer bank conflicts",
+        ),
         Stall("mio_throttle", "room in the MIO instruction queue", "fewer, wider shared accesses"),
         Stall("lg_throttle", "room in the local/global queue of L1", "wider loads, no spills"),
         Stall("barrier", "sibling warps at BAR.SYNC", "balanced work per warp, fewer barriers"),
         Stall("membar", "a memory fence", "no fence that is not needed"),
-        Stall("math_pipe_throttle", "a free slot in an oversubscribed math pipe", "another pipe or type"),
+        Stall(
+            "math_pipe_throttle",
+            "a free slot in an oversubscribed math pipe",
+            "another pipe or type",
+        ),
         Stall("not_selected", "nothing: eligible, another warp issued", "none needed"),
         Stall("wait", "a fixed latency the compiler encoded", "more independent instructions"),
         Stall("dispatch_stall", "the dispatcher, held back by a conflict", "none from source"),
