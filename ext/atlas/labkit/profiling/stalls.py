@@ -21,55 +21,9 @@ from atlas.labkit.cuda.sass import Instruction, Kernel
 ROLE = "taught"
 
 
-@dataclass(frozen=True)
-class Stall:
-    """One stall reason: its two metric names, what the warp waits on, and the usual fix."""
-
-    reason: str
-    waits_on: str
-    fix: str
-
-    @property
-    def per_issue(self) -> str:
-        """The Warp State Statistics metric: stall cycles per issued instruction."""
-        return f"smsp__average_warps_issue_stalled_{self.reason}_per_issue_active.ratio"
-
-    @property
-    def sampled(self) -> str:
-        """The Source Counters metric: samples of warps stalled for this reason, per PC."""
-        name = "no_instructions" if self.reason == "no_instruction" else self.reason
-        return f"smsp__pcsamp_warps_issue_stalled_{name}"
-
-
-STALLS = {
-    s.reason: s
-    for s in (
-        Stall(
-            "long_scoreboard", "the result of an L1TEX load (global, local)", "more loads in flight"
-        ),
-        Stall(
-            "short_scoreboard",
-            "the result of an MIO operation (shared memory, MUFU)",
-            "fewer bank conflicts",
-        ),
-        Stall("mio_throttle", "room in the MIO instruction queue", "fewer, wider shared accesses"),
-        Stall("lg_throttle", "room in the local/global queue of L1", "wider loads, no spills"),
-        Stall("barrier", "sibling warps at BAR.SYNC", "balanced work per warp, fewer barriers"),
-        Stall("membar", "a memory fence", "no fence that is not needed"),
-        Stall(
-            "math_pipe_throttle",
-            "a free slot in an oversubscribed math pipe",
-            "another pipe or type",
-        ),
-        Stall("not_selected", "nothing: eligible, another warp issued", "none needed"),
-        Stall("wait", "a fixed latency the compiler encoded", "more independent instructions"),
-        Stall("dispatch_stall", "the dispatcher, held back by a conflict", "none from source"),
-    )
-}
-
 # A load's destination registers: one, or as many as its width in 32-bit words.
 _WIDTH = {"64": 2, "128": 4}
-_LOADS = {"global": ("LDG",), "local": ("LDL",), "shared": ("LDS", "LDSM")}
+_LOADS = {"global": ("LDG",), "local": ("LDL",), "shared": ("LDS",)}
 _REGISTER = re.compile(r"(?<![\w.])R(\d+)(?:\.(64|128))?\b")
 
 

@@ -77,7 +77,7 @@ def raster_exposed(comm: list[Interval], compute: list[Interval]) -> int:
     for s, e in comm:
         for t in range(int(s), int(e)):
             talk[t] = True
-    return sum(t and not b for t, b in zip(talk, busy))
+    return sum(t and not b for t, b in zip(talk, busy, strict=True))
 
 
 def random_timeline(seed: int, n: int = 12, span: int = 2_000) -> tuple[list, list]:
