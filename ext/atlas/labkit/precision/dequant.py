@@ -50,5 +50,7 @@ def dequant_s4(words: np.ndarray, zero: int = 0) -> np.ndarray:
         if i % 2 == 0:
             out.append(h - sub)
         else:  # exact in FP32, so rounding once to FP16 is the fused multiply-add
-            out.append((h.astype(np.float32) * np.float32(sixteenth) + np.float32(bias)).astype(np.float16))
+            out.append(
+                (h.astype(np.float32) * np.float32(sixteenth) + np.float32(bias)).astype(np.float16)
+            )
     return np.concatenate(out, axis=1)

@@ -23,7 +23,11 @@ def brute_force_groups(x: torch.Tensor, bits: int, group: int, per_channel: bool
     levels = 2**bits - 1
     for a in range(0, tokens if not per_channel else tokens, 1 if not per_channel else group):
         for c in range(0, channels, group if not per_channel else 1):
-            sl = (slice(a, a + group), slice(c, c + 1)) if per_channel else (slice(a, a + 1), slice(c, c + group))
+            sl = (
+                (slice(a, a + group), slice(c, c + 1))
+                if per_channel
+                else (slice(a, a + 1), slice(c, c + group))
+            )
             g = x[sl]
             lo, hi = g.min(), g.max()
             s = ((hi - lo) / levels).clamp(min=1e-8)
@@ -31,7 +35,9 @@ def brute_force_groups(x: torch.Tensor, bits: int, group: int, per_channel: bool
     return out
 
 
-def outlier_keys(tokens: int, dim: int, channels: tuple[int, ...] = (3, 17, 60, 101), seed: int = 0) -> torch.Tensor:
+def outlier_keys(
+    tokens: int, dim: int, channels: tuple[int, ...] = (3, 17, 60, 101), seed: int = 0
+) -> torch.Tensor:
     """Keys with a few fixed outlier channels (large magnitude and offset in every token), as
     KIVI and others observe in real models; the other channels are unit normal."""
     g = torch.Generator().manual_seed(seed)
@@ -44,12 +50,16 @@ def outlier_keys(tokens: int, dim: int, channels: tuple[int, ...] = (3, 17, 60, 
 def plain_values(tokens: int, dim: int, seed: int = 1) -> torch.Tensor:
     """Values without outlier channels; tokens differ in overall scale (log-normal)."""
     g = torch.Generator().manual_seed(seed)
-    return torch.randn(tokens, dim, generator=g) * torch.exp(0.5 * torch.randn(tokens, 1, generator=g))
+    return torch.randn(tokens, dim, generator=g) * torch.exp(
+        0.5 * torch.randn(tokens, 1, generator=g)
+    )
 
 
 def sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """Attention of queries ``[n, d]`` over one head's cache in float32, by torch."""
-    return F.scaled_dot_product_attention(q[None, None].float(), k[None, None].float(), v[None, None].float())[0, 0]
+    return F.scaled_dot_product_attention(
+        q[None, None].float(), k[None, None].float(), v[None, None].float()
+    )[0, 0]
 
 
 def nibbles(words: np.ndarray, order: tuple[int, ...]) -> np.ndarray:
