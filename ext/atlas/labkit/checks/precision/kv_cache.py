@@ -21,17 +21,13 @@ def brute_force_groups(x: torch.Tensor, bits: int, group: int, per_channel: bool
     out = torch.empty_like(x)
     tokens, channels = x.shape
     levels = 2**bits - 1
-    for a in range(0, tokens if not per_channel else tokens, 1 if not per_channel else group):
-        for c in range(0, channels, group if not per_channel else 1):
-            sl = (
-                (slice(a, a + group), slice(c, c + 1))
-                if per_channel
-                else (slice(a, a + 1), slice(c, c + group))
-            )
-            g = x[sl]
+    rows, cols = (group, 1) if per_channel else (1, group)
+    for a in range(0, tokens, rows):
+        for c in range(0, channels, cols):
+            g = x[a : a + rows, c : c + cols]
             lo, hi = g.min(), g.max()
             s = ((hi - lo) / levels).clamp(min=1e-8)
-            out[sl] = torch.round((g - lo) / s).clamp(0, levels) * s + lo
+            out[a : a + rows, c : c + cols] = torch.round((g - lo) / s).clamp(0, levels) * s + lo
     return out
 
 
