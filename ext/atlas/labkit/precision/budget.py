@@ -58,3 +58,10 @@ def gemm_time(
     flops = 2 * m * n * k
     moved = tensor_bytes(n * k, weight) + act_bytes * (m * k + m * n)
     return max(flops / peak_flops, moved / bandwidth)
+
+
+def crossover_batch(weight: Storage, peak_flops: float, bandwidth: float) -> float:
+    """The batch up to which a weight-only GEMM stays memory-bound: its intensity, ``2B``
+    FLOPs per ``bits / 8`` bytes of weight, reaches the ridge point ``peak / bandwidth`` at
+    ``B* = (peak / bandwidth) * (bits / 8) / 2`` (activations ignored)."""
+    return peak_flops / bandwidth * weight.bits_per_element / 8 / 2
