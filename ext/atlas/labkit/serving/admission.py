@@ -119,7 +119,7 @@ def simulate_admission(
             stepped = [r for r, _ in admitted]
         else:
             victims = []
-            while used + len(running) > capacity:
+            while used + len(running) > capacity and running:
                 victim = running.pop()  # the newest admitted
                 used -= held[victim.rid]
                 run.discarded_tokens += held[victim.rid]

@@ -111,6 +111,39 @@ PREPARE = (
 )
 
 
+def _prepare(block_size: int) -> tuple[types.ModuleType, object, types.SimpleNamespace]:
+    """nano-vllm's ``utils/context.py``, the three ``ModelRunner`` methods of ``PREPARE`` run
+    against it, and a stand-in ``self`` for them with the given block size."""
+    context = package(UPSTREAM, CONTEXT_FILES)["nanovllm.utils.context"]
+    scope = definitions(
+        UPSTREAM,
+        "nanovllm/engine/model_runner.py",
+        PREPARE,
+        {"torch": _Pinned(), "set_context": context.set_context},
+    )
+    runner = types.SimpleNamespace(block_size=block_size)
+    runner.prepare_block_tables = lambda seqs: scope["prepare_block_tables"](runner, seqs)
+    return context, scope, runner
+
+
+def prefill_context(
+    ns: types.SimpleNamespace, chunks: list[tuple[list[int], int, int]], block_size: int
+) -> object:
+    """The ``Context`` that nano-vllm's ``prepare_prefill`` sets for a prefill step of the given
+    chunks, each (block table, cached tokens, scheduled tokens), on sequences whose token ids
+    are stand-ins (attention metadata does not depend on them)."""
+    context, scope, runner = _prepare(block_size)
+    ns.Sequence.block_size = block_size
+    seqs = []
+    for table, cached, scheduled in chunks:
+        seq = ns.Sequence(list(range(1, cached + scheduled + 1)))
+        seq.block_table, seq.num_cached_tokens = list(table), cached
+        seq.num_scheduled_tokens = scheduled
+        seqs.append(seq)
+    scope["prepare_prefill"](runner, seqs)
+    return context.get_context()
+
+
 def contexts_of_run(
     ns: types.SimpleNamespace,
     prompts: list[list[int]],
@@ -122,15 +155,7 @@ def contexts_of_run(
     ``prepare_decode`` (method bodies at the pin, with nano-vllm's ``utils/context.py``) on
     the scheduled sequences. Returns, per step, a snapshot of each scheduled sequence
     (block table, cached and scheduled tokens, length) and the ``Context`` the step set."""
-    context = package(UPSTREAM, CONTEXT_FILES)["nanovllm.utils.context"]
-    scope = definitions(
-        UPSTREAM,
-        "nanovllm/engine/model_runner.py",
-        PREPARE,
-        {"torch": _Pinned(), "set_context": context.set_context},
-    )
-    runner = types.SimpleNamespace(block_size=config.kvcache_block_size)  # type: ignore[attr-defined]
-    runner.prepare_block_tables = lambda seqs: scope["prepare_block_tables"](runner, seqs)
+    context, scope, runner = _prepare(config.kvcache_block_size)  # type: ignore[attr-defined]
     ns.Sequence.block_size = config.kvcache_block_size  # type: ignore[attr-defined]
     sched = ns.Scheduler(config)
     for prompt in prompts:
