@@ -268,13 +268,13 @@ MUTATIONS: list[Mutation] = [
         "the lower rank of the quantile's confidence interval is one order statistic too low",
     ),
     Mutation(
-        "retract-keeps-slots",
+        "retract-discards-after-reset",
         "serving",
         "serving/admission.py",
-        "                used -= held[victim.rid]\n",
-        "",
+        "                run.discarded_tokens += held[victim.rid]\n                held[victim.rid] = 0\n",
+        "                held[victim.rid] = 0\n                run.discarded_tokens += held[victim.rid]\n",
         ("serving/scheduler",),
-        "a retracted request's slots are never returned to the pool",
+        "a retraction counts the tokens it throws away after it has zeroed them",
     ),
     Mutation(
         "readmit-forgets-generated",
