@@ -7,6 +7,8 @@ a rank function that checks it against a single-process reference, for use throu
 - :mod:`.memory`: the bytes of a training step (weights, gradients, optimizer states) and the
   rank groups of a device mesh.
 - :mod:`.data`: DDP with bucketed all-reduce, ZeRO-1/2 sharded optimizer, ZeRO-3 sharded params.
+- :mod:`.fsdp`: FSDP1's flat shards and FSDP2's per-parameter dim-0 shards, with the elements
+  and bytes a step moves (checked against torch's own ``fully_shard``).
 - :mod:`.tensor`: column- and row-parallel linear layers, the conjugate f/g operators, sequence
   parallelism.
 - :mod:`.pipeline`: a send/recv pipeline and a schedule simulator (GPipe, 1F1B, interleaved).
