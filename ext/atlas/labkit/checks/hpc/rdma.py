@@ -51,9 +51,9 @@ def nccl_qp_masks() -> tuple[dict[str, frozenset[str]], str]:
 
 
 #: Median one-way latencies (microseconds) by message size (bytes) that perftest's
-#: ``ib_send_lat`` measured over a reliable-connected QP with a 4,096-byte MTU, as printed in
-#: the table of ``cite:potter2018infiniband`` (ConnectX-4 MT27700, 100 Gb/s EDR, 0.5 m passive
-#: copper cable, MLNX OFED 4.4, 1,000 iterations, messages under 188 bytes sent inline). The
-#: table prints the sizes as 32 B, 1 kB, 4 kB and 32 kB; they are taken as perftest's powers
-#: of two.
+#: ``ib_send_lat`` measured over reliable-connected QPs (set up through RDMA CM) with a
+#: 4,096-byte MTU, as printed in the table file of ``cite:potter2018infiniband`` (the LaTeX
+#: sources of a 2018 master's thesis; ConnectX-4 MT27700, 100 Gb/s EDR, 0.5 m passive copper
+#: cable, MLNX OFED 4.4, 1,000 iterations, messages under 188 bytes sent inline). The table
+#: prints the sizes as 32 B, 1 kB, 4 kB and 32 kB; they are taken as perftest's powers of two.
 POTTER_IB_SEND_LAT_US: dict[int, float] = {32: 0.83, 1024: 1.61, 4096: 2.28, 32768: 4.57}
