@@ -184,7 +184,7 @@ _add(
                 "[4, 8, ..., 24, 27], kda_layers the other 20, 32 heads of 128, "
                 "short_conv_kernel_size 4; 256 experts, 8 per token, width 1024, one shared "
                 "expert, first_k_dense_replace 1 (intermediate 9216); vocab 163840; "
-                "model_max_length 1048576",
+                "model_max_length 1048576 (read at main, not at a pinned revision)",
                 (
                     "layers",
                     "hidden",
@@ -260,7 +260,11 @@ _add(
                 "attn_layer_period 8, attn_layer_offset 4, expert_layer_period 2, "
                 "expert_layer_offset 1, 16 experts, 2 per token, intermediate_size 14336, "
                 "mamba_expand 2, mamba_d_state 16, mamba_d_conv 4, mamba_dt_rank 256, "
-                "mamba_inner_layernorms true, vocab 65536, max_position_embeddings 262144",
+                "vocab 65536, max_position_embeddings 262144 (read at main, not at a pinned "
+                "revision; an earlier revision of the file wrote n_ctx 262144 and "
+                "mamba_inner_layernorms true instead, and the one at main has no "
+                "mamba_inner_layernorms field: the three small norms of each Mamba layer are "
+                "counted as that earlier revision declared them)",
                 (
                     "layers",
                     "hidden",
