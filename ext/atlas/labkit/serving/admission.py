@@ -9,7 +9,7 @@ retracted (their cache freed, put back at the head of the queue, to be recompute
 ratio is raised back to ``init_ratio``. ``init_ratio = min_ratio = 0`` is nano-vllm's policy:
 admit whenever the prompt fits, preempt when a decode does not.
 
-The cache is counted in token slots (a block of one token, as SGLang's default pool); a
+The cache is counted in token slots (a block of one token); a
 request holds one slot per token whose keys and values it has computed.
 """
 
