@@ -30,6 +30,13 @@ def test_the_steps_are_those_of_ci_run() -> None:
     assert ".ci/run" in runs
 
 
+def test_the_real_books_build_follows_the_strict_build() -> None:
+    """The slow test seeds its build with `make check`'s lab cache (tests/test_book.py): run
+    before it, every lab of the book would run twice in CI."""
+    script = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert script.index("make check") < script.index("make test-slow")
+
+
 def test_pip_and_npm_caches() -> None:
     steps = workflow()["jobs"]["build"]["steps"]
     node = next(s for s in steps if str(s.get("uses", "")).startswith("actions/setup-node"))
