@@ -30,3 +30,34 @@ def test_freshness_rows_and_the_generated_page(make_app, tmp_path, demo, stores)
     html = (book / "_build" / "html" / "index.html").read_text()
     assert "upstream-freshness" in html and "the v1 layout is the point" in html
     assert v2[:10] in html and app.statuscode == 0
+
+
+def test_the_page_is_read_again_only_when_its_table_changes(
+    make_app, tmp_path, demo, stores
+) -> None:
+    """A no-op build reads nothing (a page re-read every build drags the index pages with it);
+    a citation left behind elsewhere changes the table, and the freshness page is read again."""
+    v1, v2, _ = demo.commits
+
+    def cite(reason: str) -> str:
+        return f"```{{upstream}} demo@{v1[:12]} pkg/model.py:1\n:behind: {reason}\n```\n"
+
+    pages = {
+        "index.md": "# P\n\n```{toctree}\nother\n```\n\n```{upstream-freshness}\n```\n",
+        "other.md": "# O\n\n" + cite("the v1 layout is the point"),
+    }
+    book = upstream_book(tmp_path / "book", pages, {"demo": FixtureUpstream(demo, pin=v2)})
+
+    def build() -> list[str]:
+        read: list[str] = []
+        app = make_app("html", srcdir=book, confoverrides={"atlas_upstreams_root": str(stores)})
+        app.connect("env-before-read-docs", lambda app, env, docs: read.extend(docs))
+        app.build()
+        return sorted(read)
+
+    assert build() == ["index", "other"]
+    assert build() == []
+    (book / "other.md").write_text("# O\n\n" + cite("kept for the old API"))
+    assert build() == ["index", "other"]
+    html = (book / "_build" / "html" / "index.html").read_text()
+    assert "kept for the old API" in html

@@ -75,4 +75,4 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("build-finished", d.build_finished)
     app.connect("build-finished", lambda app, exc: close_all(), priority=900)
     # env_version: bump when UpstreamState changes shape (Sphinx then re-reads every page).
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 3}
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 4}

@@ -5,17 +5,21 @@ commit its object store knows (the commits fetched for pins, drifts and bumps, a
 remote's head that ``drift`` fetches) with its date, how far the pin is behind it (days, and
 commits when the store holds the history between them), and the citations still reading an
 older commit (:mod:`atlas.upstream.behind`), with the reason the page gives. Link-only
-upstreams show their link pin. The page is re-read by every build: what it reports lives in the
-stores and the other pages, not in its own source.
+upstreams show their link pin. What the table reports lives in the stores and the other pages,
+not in its own source: every build computes it (:func:`book_rows`, about a second) and re-reads
+the page when it differs from the table the page shows (a digest kept in
+:class:`~atlas.upstream.state.UpstreamState`), so a no-op build reads nothing.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from docutils import nodes
+from sphinx.environment import BuildEnvironment
 from sphinx.util.docutils import SphinxDirective
 
 from atlas.git.process import run
@@ -192,14 +196,27 @@ def table(rows: list[Freshness]) -> nodes.table:
     return tbl
 
 
+def book_rows(env: BuildEnvironment) -> list[Freshness]:
+    """:func:`freshness` of the book this build reads, with its stores."""
+    from atlas.upstream.directive import resolver  # the directive owns this build's resolver
+
+    res = resolver(env)
+    return freshness(res.book_root, res.stores_root, res.paths.source_arg)
+
+
+def rows_digest(rows: list[Freshness]) -> str:
+    """What decides the table's text: the rows' every field (dataclasses, so ``repr`` is it)."""
+    return hashlib.sha256(repr(rows).encode()).hexdigest()
+
+
 class FreshnessDirective(SphinxDirective):
-    """``{upstream-freshness}``: the table of :func:`freshness`, re-read by every build."""
+    """``{upstream-freshness}``: the table of :func:`freshness`, re-read when it changes."""
 
     has_content = False
 
     def run(self) -> list[nodes.Node]:
-        from atlas.upstream.directive import resolver
+        from atlas.upstream.state import upstream_state
 
-        self.env.note_reread()  # the stores and the other pages decide what it shows
-        res = resolver(self.env)
-        return [table(freshness(res.book_root, res.stores_root, res.paths.source_arg))]
+        rows = book_rows(self.env)
+        upstream_state(self.env).freshness[self.env.docname] = rows_digest(rows)
+        return [table(rows)]

@@ -36,6 +36,8 @@ class UpstreamState(PageState):
     new: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
     # docname -> every lock key the page cites (atlas.upstream.lockcheck)
     keys: dict[str, LockKeys] = field(default_factory=dict)
+    # docname -> the digest of the freshness table it shows (atlas.upstream.freshness)
+    freshness: dict[str, str] = field(default_factory=dict)
     # book-wide: the digest of what citations read outside the pages, at the last build
     outside: str | None = None
 
@@ -58,9 +60,12 @@ class UpstreamCollector(StateCollector):
         """Pages to re-read though unchanged: those with a wrong or placeholder citation, when
         what they read from outside the pages changed (objects fetched, the lock edited, a
         package installed; otherwise the ledger of atlas.project repeats their errors and a
-        no-op build reads nothing), and those citing an upstream whose pin moved (a bumped
-        gitlink changes what an unqualified citation shows)."""
+        no-op build reads nothing), those citing an upstream whose pin moved (a bumped
+        gitlink changes what an unqualified citation shows), and a freshness page whose table
+        would now differ from the one it shows (the table is computed here, about a second; a
+        page that re-read itself every build would make every index page re-read with it)."""
         from atlas.upstream.directive import resolver  # the directive owns this build's resolver
+        from atlas.upstream.freshness import book_rows, rows_digest
 
         state = upstream_state(env)
         res = resolver(env)
@@ -73,6 +78,9 @@ class UpstreamCollector(StateCollector):
                 up = res.registry.get(name) or res.packages.get(name)
                 if (up.pin if up else None) != pin:
                     again.add(docname)
+        if state.freshness:
+            now = rows_digest(book_rows(env))
+            again.update(d for d, shown in state.freshness.items() if shown != now)
         return sorted((again & set(env.found_docs)) - removed)
 
 
