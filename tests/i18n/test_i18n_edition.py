@@ -123,3 +123,18 @@ def test_a_glossary_violation_is_reported_at_its_catalog_line(built: Built) -> N
     # kept-in-English terms used in English, renderings used: no other warning
     assert built.logs["zh_CN"].count("WARNING") == 1
     assert "WARNING" not in built.logs["en"]
+
+
+def test_a_translated_doctree_holds_its_own_page_only(built: Built) -> None:
+    """Sphinx parses each translated message into a document of its own; a node moved from it
+    into the page must not keep naming it, or every message's document is pickled with the
+    page (the book's Chinese doctrees were 18 times the English ones)."""
+    import pickle
+
+    english, chinese = (
+        built.out / folder / "attention.doctree" for folder in ("doctrees", "doctrees-zh")
+    )
+    doctree = pickle.loads(chinese.read_bytes())
+    owners = {getattr(node, "_document", None) for node in doctree.findall()}
+    assert [o for o in owners if o is not None and o is not doctree] == []
+    assert chinese.stat().st_size < 1.5 * english.stat().st_size

@@ -12,6 +12,8 @@ code, never on language, so the Chinese build runs no lab the English one ran.
 - ``blocks``: mermaid labels and ``\\text{}`` phrases of display math, each a unit by itself;
 - ``search``: the Chinese search (jieba required, Sphinx 9.0's stemmer name fixed);
 - ``edition``: ``lang="zh-CN"`` and the language switch;
+- ``adopt``: translated nodes re-pointed at their page's document (else every message's own
+  document is pickled with the page);
 - ``ui_catalogs``: the interface's words (``atlas.ui``) and the theme's, in ``locale/``;
 - ``glossary``: glossary.toml and the glossary check; ``pages``: the glossary and status tables;
 - ``checks``: ``i18n.stale`` and ``i18n.glossary``, at catalog file and line;
@@ -26,7 +28,7 @@ from typing import Any
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
-from atlas.i18n import blocks, edition, search, ui_catalogs
+from atlas.i18n import adopt, blocks, edition, search, ui_catalogs
 from atlas.i18n.checks import check_translation
 from atlas.i18n.config import I18nConfig, is_translation
 from atlas.i18n.pages import (
@@ -102,6 +104,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", search.require_tokenizer)
     app.connect("builder-inited", _add_css)
     app.connect("html-page-context", edition.page_context)
+    app.connect("doctree-read", adopt.adopt_translated_nodes)
     app.connect("doctree-resolved", fill_status)
     app.connect("env-check-consistency", check_translation)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
