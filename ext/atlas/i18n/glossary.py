@@ -17,6 +17,7 @@ its catalog line. A term kept in English must appear in English.
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
 from dataclasses import dataclass
@@ -31,6 +32,14 @@ class GlossaryError(ValueError):
     """glossary.toml cannot be read; the message names the file, the term and the fix."""
 
 
+@functools.cache
+def term_pattern(english: str) -> re.Pattern[str]:
+    """The term as a whole word, any case, a plural ``s`` allowed. Cached: the check tries every
+    term on every translated unit (700,000 times in the book's Chinese build)."""
+    words = r"[\s-]+".join(re.escape(word) for word in re.split(r"[\s-]+", english))
+    return re.compile(rf"(?<![\w-]){words}(?:e?s)?(?![\w-])", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class Term:
     english: str
@@ -42,8 +51,7 @@ class Term:
         return not self.renderings
 
     def pattern(self) -> re.Pattern[str]:
-        words = r"[\s-]+".join(re.escape(word) for word in re.split(r"[\s-]+", self.english))
-        return re.compile(rf"(?<![\w-]){words}(?:e?s)?(?![\w-])", re.IGNORECASE)
+        return term_pattern(self.english)
 
     def accepted_in(self, text: str) -> bool:
         """Whether a translation uses this term as the glossary says (or keeps it in English,
@@ -98,10 +106,16 @@ def read_glossary(path: Path) -> tuple[Term, ...]:
 def violations(catalog: Catalog, terms: tuple[Term, ...]) -> list[Violation]:
     """The translated units of ``catalog`` that break the glossary, in catalog order."""
     found = []
+    # A term's first word, lower-cased, must be a substring of the English before its pattern
+    # can match: a cheap test that spares most of the (term, unit) pairs the regular expression.
+    firsts = [(term, re.split(r"[\s-]+", term.english.lower())[0]) for term in terms]
     for unit in catalog.units:
         if unit.state != UnitState.TRANSLATED:
             continue
-        for term in terms:
+        english = unit.msgid.lower()
+        for term, first in firsts:
+            if first not in english:
+                continue
             if term.pattern().search(unit.msgid) and not term.accepted_in(unit.msgstr):
                 found.append(Violation(catalog.path, unit.line, term))
     return found
