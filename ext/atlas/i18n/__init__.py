@@ -12,6 +12,7 @@ code, never on language, so the Chinese build runs no lab the English one ran.
 - ``blocks``: mermaid labels and ``\\text{}`` phrases of display math, each a unit by itself;
 - ``search``: the Chinese search (jieba required, Sphinx 9.0's stemmer name fixed);
 - ``edition``: ``lang="zh-CN"`` and the language switch;
+- ``mystdoc``: MyST's throwaway document per parse made cheap (one parse per message);
 - ``adopt``: translated nodes re-pointed at their page's document (else every message's own
   document is pickled with the page);
 - ``ui_catalogs``: the interface's words (``atlas.ui``) and the theme's, in ``locale/``;
@@ -28,7 +29,7 @@ from typing import Any
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
-from atlas.i18n import adopt, blocks, edition, search, ui_catalogs
+from atlas.i18n import adopt, blocks, edition, mystdoc, search, ui_catalogs
 from atlas.i18n.checks import check_translation
 from atlas.i18n.config import I18nConfig, is_translation
 from atlas.i18n.pages import (
@@ -90,6 +91,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     from atlas.project.registry import add_settings
 
     add_settings(app, I18nConfig)
+    mystdoc.install()
     app.add_search_language(search.ChineseSearch)
     app.add_transform(SharedBlocks)
     app.add_transform(StaleUnits)
