@@ -3,7 +3,9 @@ MiniMax-M1 (lightning attention), Kimi Linear (Kimi Delta Attention with MLA) an
 (Mamba with attention), each with its source.
 
 The configuration files are the checkpoints' own ``config.json`` on Hugging Face, read at the
-revision named in each source; their layer-type fields (``attn_type_list``,
+revision named in each source, and, where the vendor's own GitHub repository holds one at a
+commit, that file or class (MiniMax-M1's ``config.json``, AI21's ``JambaConfig``); their
+layer-type fields (``attn_type_list``,
 ``linear_attn_config``, ``attn_layer_period``/``attn_layer_offset``) are re-read independently
 by :mod:`atlas.labkit.checks.models.hybrid`, which rebuilds each layer list from them.
 """
@@ -31,6 +33,22 @@ MINIMAX_CONFIG = (
 MINIMAX_CARD = (
     "https://github.com/MiniMax-AI/MiniMax-01/blob/"
     "3c6375c22a892bb04b1fd341bd6bcb7463fcb6fc/MiniMax-Text-01-Model-Card.md"
+)
+MINIMAX_M1_CONFIG = (
+    "https://github.com/MiniMax-AI/MiniMax-M1/blob/"
+    "2abb4f45a9df4154b4bde024d51874bd127edcee/config.json"
+)
+MINIMAX_M1_REPORT = (
+    "https://github.com/MiniMax-AI/MiniMax-M1/blob/"
+    "2abb4f45a9df4154b4bde024d51874bd127edcee/MiniMax_M1_tech_report.pdf"
+)
+KIMI_LINEAR_REPORT = (
+    "https://github.com/MoonshotAI/Kimi-Linear/blob/"
+    "858dba5ee09b7bf8a4830150528fa6ab0728e441/tech_report.pdf"
+)
+JAMBA_AI21_CONFIG_CLASS = (
+    "https://github.com/AI21Labs/transformers/blob/"
+    "0f93de12be2f2158e29b5988ae5ad1c65b302502/src/transformers/models/jamba/configuration_jamba.py"
 )
 KIMI_LINEAR_CONFIG = (
     "https://huggingface.co/moonshotai/Kimi-Linear-48B-A3B-Instruct/blob/main/config.json"
@@ -88,9 +106,19 @@ def _minimax(name: str, context: int, reported_ref: str, reported_where: str) ->
                 "config.json: num_hidden_layers 80, hidden_size 6144, num_attention_heads 64, "
                 "head_dim 128, intermediate_size 9216, num_experts_per_tok 2, attn_type_list "
                 "(0 = lightning, 1 = softmax) seven 0s then a 1, ten times. num_key_value_heads "
-                "8 lies past the part of this file read here; it is the value that copies "
-                "of this config.json in public serving code reproduce",
+                "lies past the part of this file read here: see MiniMax-M1's config.json below",
                 ("layers", "hidden", "attention", "mlp", "linear"),
+            ),
+            Source(
+                MINIMAX_M1_CONFIG,
+                "MiniMax's own repository, MiniMax-M1's config.json: num_key_value_heads 8, "
+                "and the figures above again (num_hidden_layers 80, hidden_size 6144, "
+                "num_attention_heads 64, head_dim 128, intermediate_size 9216, "
+                "num_local_experts 32, num_experts_per_tok 2, the same attn_type_list, "
+                "vocab_size 200064, tie_word_embeddings false, rope_theta 10000000, rotary_dim "
+                "64). M1 continues the pretraining of MiniMax-Text-01 (M1 report, section 1, "
+                "in the same repository: " + MINIMAX_M1_REPORT + "), so the two share it",
+                ("attention",),
             ),
             Source(
                 MINIMAX_CARD,
@@ -197,6 +225,15 @@ _add(
                 ),
             ),
             Source(
+                KIMI_LINEAR_REPORT,
+                "Moonshot's own repository, the Kimi Linear report (sections 4 and 5.4): KDA "
+                "and full MLA layers in a uniform 3:1 ratio, NoPE in every MLA layer, key and "
+                "value head dimensions 128, 256 experts, the first layer dense, 48B total and "
+                "3B active; the repository holds no config.json, so the figures above are "
+                "the checkpoint's",
+                ("position",),
+            ),
+            Source(
                 FLA_KDA,
                 "KimiDeltaAttention: q, k, v projections with a short convolution each, "
                 "low-rank decay gate f_proj and output gate g_proj, b_proj, A_log, dt_bias, "
@@ -276,6 +313,17 @@ _add(
                     "context",
                     "position",
                 ),
+            ),
+            Source(
+                JAMBA_AI21_CONFIG_CLASS,
+                "AI21's own fork of Transformers, JambaConfig: its defaults, documented as "
+                "yielding a configuration similar to the jamba-small architecture (the link "
+                "is ai21labs/Jamba-v0.1), are the figures above "
+                "(vocab 65536, hidden 4096, intermediate 14336, 32 layers, 32 heads / 8 kv "
+                "heads, 16 experts, 2 per token, expert period 2 offset 1, attention period 8 "
+                "offset 4, mamba d_state 16, d_conv 4, expand 2, dt_rank ceil(4096 / 16) = "
+                "256, n_ctx 262144, mamba_inner_layernorms true)",
+                ("linear",),
             ),
         ),
     )
