@@ -50,14 +50,18 @@ MUTATIONS: list[Mutation] = [
         ("agents/agentenv",),
         "without a pool the throughput forgets the start-up time",
     ),
+    # Written first on the ``usable`` line (the last prompt token always computed), which is
+    # an equivalent mutant: step t's prompt extends step t-1's cache by at least one token, so
+    # ``written // block`` never exceeds ``(prompt - 1) // block`` and the ``min`` ignores it.
+    # The same bug bites on the cache step t-1 leaves behind.
     Mutation(
         "cache-hit-counts-last-token",
         "agents",
         "agents/sessions.py",
-        "        usable = (s.prompt(t) - 1) // block",
-        "        usable = s.prompt(t) // block",
+        "        written = s.prompt(t - 1) + s.out[t - 1] - 1  # tokens whose cache step t-1 computed",
+        "        written = s.prompt(t - 1) + s.out[t - 1]  # tokens whose cache step t-1 computed",
         ("agents/serving",),
-        "prefix-cache hits count the last prompt token, which is always computed",
+        "prefix-cache hits count the last sampled token, whose KV was never computed",
     ),
     Mutation(
         "compaction-at-threshold",

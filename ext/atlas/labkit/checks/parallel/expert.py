@@ -87,7 +87,8 @@ def ep_moe_matches_reference(
 
     ``forward_ok``: this rank's outputs. ``backward_ok``: gradients of its input, of its local
     experts (which received tokens from every rank) and of the router (all-reduced, as it is
-    replicated). ``load``: rows per local expert, and ``load_ok`` whether they equal the
+    replicated), compared only once every rank's forward agrees (all ranks then back-propagate
+    together). ``load``: rows per local expert, and ``load_ok`` whether they equal the
     reference's count; ``dropped``: this rank's dropped assignments; ``aux_loss``: the
     load-balancing loss of this rank's routing.
     """
@@ -115,19 +116,28 @@ def ep_moe_matches_reference(
     x = x_all[rank].clone().requires_grad_()
     log = CommLog()
     out, load = moe_expert_parallel(x, router, w1, w2, k, capacity_factor, log, gates)
-    (out * dy_all[rank]).sum().backward()
-    dist.all_reduce(router.grad)
 
-    def close(a: torch.Tensor, b: torch.Tensor) -> bool:
-        return torch.allclose(a, b, rtol=1e-10, atol=1e-12)
+    def close(a: torch.Tensor | None, b: torch.Tensor | None) -> bool:
+        return a is not None and b is not None and torch.allclose(a, b, rtol=1e-10, atol=1e-12)
+
+    forward_ok = close(out, ref[rank])
+    every_forward_ok = torch.tensor(float(forward_ok))
+    dist.all_reduce(every_forward_ok, op=dist.ReduceOp.MIN)
+    backward_ok = False
+    if every_forward_ok.item():  # a wrong forward may leave nothing to back-propagate through
+        (out * dy_all[rank]).sum().backward()
+        dist.all_reduce(router.grad)
+        backward_ok = (
+            close(x.grad, x_ref.grad[rank])
+            and close(w1.grad, w.w1.grad[mine])
+            and close(w2.grad, w.w2.grad[mine])
+            and close(router.grad, w.router.grad)
+        )
 
     token, _, _, probs, expert = route(x.detach(), w.router.detach(), k, capacity_factor, gates)
     return {
-        "forward_ok": close(out, ref[rank]),
-        "backward_ok": close(x.grad, x_ref.grad[rank])
-        and close(w1.grad, w.w1.grad[mine])
-        and close(w2.grad, w.w2.grad[mine])
-        and close(router.grad, w.router.grad),
+        "forward_ok": forward_ok,
+        "backward_ok": backward_ok,
         "load": load,
         "load_ok": load == ref_load[mine],
         "kept": token.numel(),
@@ -148,4 +158,5 @@ def router_gradient(k: int, gates: str, tokens: int = 32, experts: int = 8) -> f
         sel = expert == e
         out = out.index_add(0, token[sel], expert_mlp(x[token[sel]], w.w1[e], w.w2[e], gate[sel]))
     out.pow(2).sum().backward()
-    return float(w.router.grad.norm())
+    grad = w.router.grad  # None when the router took no part in the loss at all
+    return 0.0 if grad is None else float(grad.norm())

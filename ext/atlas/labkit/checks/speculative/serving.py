@@ -46,6 +46,51 @@ def megatron_verify_agrees(batch: int, gamma: int, vocab: int, trials: int, seed
     return True
 
 
+def paged_writes_fit(
+    requests: int, gamma: int, block_size: int, steps: int, seed: int = 0
+) -> dict[str, int]:
+    """Replay random speculative steps through :class:`BlockPool` and place every token by
+    hand, independently of its block arithmetic.
+
+    Each step reserves ``gamma + 1`` tokens (a prefill chunk of random length at first), writes
+    each one at its slot (block ``p // block_size`` of the request's table, offset
+    ``p % block_size``: the paged layout itself), then rewinds a random number of rejected
+    drafts. Counted at every write and after every step: tokens whose block is missing from
+    the table (``unplaced``), blocks in a table that hold no live token (``empty_blocks``),
+    blocks that two requests own at once (``shared``) and blocks the pool lost or duplicated
+    (``leaked``).
+    """
+    from atlas.labkit.speculative.engine import BlockPool, PagedRequest
+
+    g = random.Random(seed)
+    total = requests * (steps * (gamma + 1) + 8 * block_size) // block_size + 8
+    pool = BlockPool(block_size, free=list(range(total)))
+    g.shuffle(pool.free)
+    reqs = [PagedRequest(blocks=[], length=0) for _ in range(requests)]
+    counts = {"tokens": 0, "unplaced": 0, "empty_blocks": 0, "shared": 0, "leaked": 0}
+    for step in range(steps):
+        for req in reqs:
+            start = req.length
+            new = g.randint(1, 3 * block_size + 1) if step == 0 else gamma + 1
+            pool.reserve(req, new)
+            for p in range(start, start + new):
+                counts["tokens"] += 1
+                counts["unplaced"] += p // block_size >= len(req.blocks)
+            if step:
+                pool.rewind(req, g.randint(0, gamma))  # rejected drafts of this step
+        owner: dict[int, int] = {}
+        for i, req in enumerate(reqs):
+            live = {p // block_size for p in range(req.length)}  # blocks the kept tokens need
+            counts["empty_blocks"] += sum(j not in live for j in range(len(req.blocks)))
+            kept = range(req.length)  # a rewind must leave every kept token its block
+            counts["unplaced"] += sum(p // block_size >= len(req.blocks) for p in kept)
+            for j in live & set(range(len(req.blocks))):
+                counts["shared"] += owner.setdefault(req.blocks[j], i) != i
+        held = [b for req in reqs for b in req.blocks] + pool.free
+        counts["leaked"] += len(held) != total or len(set(held)) != total
+    return counts
+
+
 def megatron_rewind_agrees(
     requests: int, gamma: int, block_size: int, trials: int, seed: int = 0
 ) -> dict[str, int]:

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from atlas.labkit.checks.training.common import UPSTREAM, SavedBytes, tensor_bytes
-from atlas.labkit.pinned import definitions
+from atlas.labkit.pinned import definitions, module
 
 ROLE = "check"
 
@@ -63,6 +63,17 @@ def megatron_memory(
         ns.compute_weight_and_optimizer_memory(args),
         ns.compute_activation_memory(args, num_microbatches),
     )
+
+
+def megatron_num_microbatches(global_batch: int, micro_batch: int, data_parallel: int) -> int:
+    """Microbatches per step on each rank, from Megatron-LM's own
+    ``ConstantNumMicroBatchesCalculator`` at the pin (the global batch is split over the
+    data-parallel ranks, then into micro batches)."""
+    ns = module(UPSTREAM, "megatron/core/num_microbatches_calculator.py")
+    calc = ns.ConstantNumMicroBatchesCalculator(
+        global_batch, micro_batch, data_parallel, decrease_batch_size_if_needed=False, rank=1
+    )
+    return calc.get()
 
 
 def small_config_bytes(
