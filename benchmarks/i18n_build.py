@@ -17,10 +17,20 @@ must read and write nothing in either edition.
 Target: both / English <= 1.6; the Chinese build runs 0 labs; the no-op reads 0 and writes 0
 documents in each edition.
 
-Measured (commit 56b80dd, ``--in-place --runs 1``, 2 cores at load average ~12, shared with other
-builds): English alone 176.3 s, both editions 343.7 s, ratio 1.95: the side-by-side builds
-gain nothing when the cores are already busy; the Chinese build ran 0 labs; the no-op read and
-wrote 0 documents in each edition.
+Measured on 2 idle cores, ``--in-place``:
+
+- commit 7730a47 (``--runs 1``): English alone 94.7 s, both editions 249.8 s, ratio 2.64; the
+  no-op read 3 documents and wrote 4 pages in each edition (the freshness page re-read itself
+  every build, and the labs and problems index pages followed it), and the Chinese build alone
+  took 231 s (its doctrees, 389 MB against 22 MB, pickled every translated message's own
+  document: ``atlas.i18n.adopt``);
+- commit ed9e5cc, those two fixed (``--runs 1``): 77.3 s, 147.9 s, ratio 1.91; the no-op read
+  and wrote 0 in each edition;
+- commit 6b6d153, with the glossary check and MyST's per-message document made cheap and the
+  Chinese build on every core (``-j auto``): ratio 1.28 (81.6 s, 104.8 s) and 1.77 (77.5 s,
+  136.7 s) in two runs of one, 1.29 (medians 90.9 s, 117.5 s) with ``--runs 2``; the Chinese
+  build ran 0 labs; the no-op read and wrote 0 documents in each edition. The spread is that
+  of three processes sharing two cores.
 
 Run: ``.venv/bin/python benchmarks/i18n_build.py [--runs N] [--in-place]``. The last line
 printed is one JSON object.
@@ -37,6 +47,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -44,6 +55,7 @@ from noop_build import BUILD, KEEP, REPO, clone, counts, run  # noqa: E402
 
 ZH_MARK = "-D language=zh_CN"  # in the Chinese build's command line, which make echoes
 RECIPE = re.compile(r"^\S*python\S* -m sphinx .*$", re.M)  # each build's output starts there
+SPHINX_PAGES = {"genindex.html", "search.html"}  # written by every build, of no document
 LAB_LINE = re.compile(r"^labs \[\d+/\d+\] ", re.M)
 
 
@@ -58,11 +70,27 @@ def editions(log: str) -> dict[str, str]:
     return parts
 
 
-def summary(log: str) -> dict[str, object]:
-    found = counts(log)
+def pages_written(html: Path, language: str, since_ns: int) -> int:
+    """HTML pages of the book's documents in one edition, written since ``since_ns``. Counted on
+    disk, not in the log: the Chinese build runs with ``-j``, whose log names chunks of pages,
+    not pages. Sphinx's own index and search pages are left out: it rewrites them on every
+    build, no-op or not, and they are no document of the book."""
+    folder = html / "zh" if language == "zh_CN" else html
+    pages = folder.rglob("*.html")
+    skip = {"_static", "_labs"} | ({"zh"} if language == "en" else set())
+    return sum(
+        1
+        for page in pages
+        if not skip & set(page.relative_to(folder).parts[:-1])
+        and page.relative_to(folder).as_posix() not in SPHINX_PAGES
+        and page.stat().st_mtime_ns >= since_ns
+    )
+
+
+def summary(log: str, html: Path, language: str, since_ns: int) -> dict[str, object]:
     return {
-        "read": found["read"],
-        "written": found["written"],
+        "read": counts(log)["read"],
+        "written": pages_written(html, language, since_ns),
         "labs_run": len(LAB_LINE.findall(log)),
     }
 
@@ -97,18 +125,29 @@ def main() -> int:
             run(book, english, env)
         en_times, both_times = [], []
         en_log = both_log = ""
+        html = book / build / "html"
         for _ in range(args.runs):
             fresh(book, build)
+            en_started = time.time_ns()
             seconds, en_log, status = run(book, english, env)
             assert status == 0, en_log[-3000:]
             en_times.append(seconds)
+            english_alone = summary(en_log, html, "en", en_started)
             fresh(book, build)
+            both_started = time.time_ns()
             seconds, both_log, status = run(book, make_html, env)
             assert status == 0, both_log[-3000:]
             both_times.append(seconds)
+        both = {
+            lang: summary(part, html, lang, both_started)
+            for lang, part in editions(both_log).items()
+        }
+        noop_started = time.time_ns()
         _, noop_log, status = run(book, make_html, env)
-    both_parts = editions(both_log)
-    noop_parts = editions(noop_log)
+        noop = {
+            lang: summary(part, html, lang, noop_started)
+            for lang, part in editions(noop_log).items()
+        }
     result = {
         "english_s": round(statistics.median(en_times), 2),
         "both_s": round(statistics.median(both_times), 2),
@@ -116,9 +155,9 @@ def main() -> int:
         "target_ratio": 1.6,
         "runs": args.runs,
         "in_place": args.in_place,
-        "english_alone": summary(en_log),
-        "both": {lang: summary(part) for lang, part in both_parts.items()},
-        "noop_both": {lang: summary(part) for lang, part in noop_parts.items()},
+        "english_alone": english_alone,
+        "both": both,
+        "noop_both": noop,
         "noop_exit": status,
         "commit": subprocess.run(
             ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
