@@ -29,8 +29,8 @@ Measured on 2 idle cores, ``--in-place``:
 - commit 6b6d153, with the glossary check and MyST's per-message document made cheap and the
   Chinese build on every core (``-j auto``): ratio 1.28 (81.6 s, 104.8 s) and 1.77 (77.5 s,
   136.7 s) in two runs of one, 1.29 (medians 90.9 s, 117.5 s) with ``--runs 2``; the Chinese
-  build ran 0 labs; the no-op read and wrote 0 documents in each edition. The spread is that
-  of three processes sharing two cores.
+  build ran 0 labs; the no-op read and wrote 0 documents in each edition. The second run's
+  spread is reported as measured, not explained.
 
 Run: ``.venv/bin/python benchmarks/i18n_build.py [--runs N] [--in-place]``. The last line
 printed is one JSON object.
